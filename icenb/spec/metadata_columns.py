@@ -15,10 +15,10 @@ from icenb.spec.types import (
 )
 
 __all__ = [
+    "DELETED",
     "DELETE_FILE_PATH",
     "DELETE_FILE_POS",
     "DELETE_FILE_ROW_FIELD_ID",
-    "DELETED",
     "FILE_PATH",
     "LAST_UPDATED_SEQUENCE_NUMBER",
     "METADATA_COLUMNS",
@@ -26,9 +26,9 @@ __all__ = [
     "ROW_ID",
     "ROW_POSITION",
     "SPEC_ID",
+    "delete_row_column",
     "is_metadata_column",
     "metadata_column",
-    "delete_row_column",
     "partition_column",
 ]
 

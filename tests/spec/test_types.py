@@ -95,7 +95,7 @@ def test_bad_type_strings_raise_validation_error(text: str) -> None:
 
 
 def test_non_string_type_is_an_error_naming_field() -> None:
-    with pytest.raises(ValidationError, match="field: f.type"):
+    with pytest.raises(ValidationError, match=r"field: f\.type"):
         parse_type_string(12, field="f.type")  # type: ignore[arg-type]
 
 

@@ -1,0 +1,172 @@
+"""Project-level promises: version, typing marker, layering (DESIGN.md), documented commands."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import icenb
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "icenb"
+
+# DESIGN.md, Architecture: "Dependencies point one way. A lower layer never imports a higher one."
+# Rank of each part of the package; a module may import icenb modules of its own rank or lower.
+# Modules not listed (icenb/__init__.py, future top-level helpers) are not ranked.
+LAYER_RANK = {
+    "errors": 0,
+    "spec": 1,
+    "io": 2,
+    "catalog": 3,
+    "table": 4,
+    "view": 4,
+    "spark": 5,
+    "display": 5,
+    "widgets": 6,
+}
+# Third-party packages a layer must not import. spec/: no I/O, no Spark, no Jupyter.
+# Nothing outside spark/ imports pyspark when it is imported: metadata work never needs Spark.
+JUPYTER = {"IPython", "ipywidgets", "anywidget", "ipykernel", "jupyter_client"}
+FORBIDDEN = {
+    "errors": {"pyspark", "pyarrow", "fastavro"} | JUPYTER,
+    "spec": {"pyspark", "fastavro", "pyarrow.fs"} | JUPYTER,
+    "io": {"pyspark"} | JUPYTER,
+    "catalog": {"pyspark"} | JUPYTER,
+    "table": {"pyspark"} | JUPYTER,
+    "view": {"pyspark"} | JUPYTER,
+    "display": {"pyspark"},
+    "widgets": {"pyspark"},
+}
+
+
+def _pyproject_version() -> str:
+    tomllib = pytest.importorskip("tomllib")
+    with (REPO / "pyproject.toml").open("rb") as f:
+        version: str = tomllib.load(f)["project"]["version"]
+    return version
+
+
+def test_version_matches_pyproject() -> None:
+    assert icenb.__version__ == _pyproject_version()
+
+
+def test_package_is_marked_typed() -> None:
+    assert (PACKAGE / "py.typed").is_file()
+
+
+def test_errors_module_is_exported() -> None:
+    assert issubclass(icenb.errors.IcebergError, Exception)
+
+
+def _module_level_imports(tree: ast.Module, package: str) -> list[tuple[int, str]]:
+    """(line, absolute module name) of imports that run when a module of `package` is imported.
+
+    Imports inside functions (lazy imports) and under ``if TYPE_CHECKING:`` do not run at
+    import time and are not returned.
+    """
+    found: list[tuple[int, str]] = []
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                found.extend((node.lineno, alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    name = ".".join([*base, node.module] if node.module else base)
+                else:
+                    name = node.module or ""
+                found.append((node.lineno, name))
+                found.extend((node.lineno, f"{name}.{alias.name}") for alias in node.names)
+            elif isinstance(node, ast.If):
+                test = ast.unparse(node.test)
+                if test not in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+            elif isinstance(node, ast.With):
+                visit(node.body)
+
+    visit(tree.body)
+    return found
+
+
+def _modules() -> list[tuple[str, str, Path]]:
+    """(module name, package its relative imports start from, path) of every icenb module."""
+    result = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+            package = ".".join(parts)
+        else:
+            package = ".".join(parts[:-1])
+        result.append((".".join(parts), package, path))
+    return result
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYER_RANK else None
+
+
+def _matches(name: str, banned: str) -> bool:
+    return name == banned or name.startswith(banned + ".")
+
+
+def test_layers_only_import_downwards() -> None:
+    violations: dict[tuple[str, int, str], str] = {}  # first offending name per line and rule
+    for module, package, path in _modules():
+        layer = _layer(module)
+        if layer is None:
+            continue
+        where = str(path.relative_to(REPO))
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=where)
+        for line, name in _module_level_imports(tree, package):
+            target = _layer(name) if name.startswith("icenb.") else None
+            if target is not None and LAYER_RANK[target] > LAYER_RANK[layer]:
+                rule = f"layer {layer} must not import layer {target}"
+                violations.setdefault((where, line, rule), name)
+            for banned in FORBIDDEN.get(layer, set()):
+                if _matches(name, banned):
+                    rule = f"{banned} is not allowed in {layer}"
+                    violations.setdefault((where, line, rule), name)
+    report = [
+        f"{where}:{line} imports {name} ({rule})"
+        for (where, line, rule), name in violations.items()
+    ]
+    assert not report, "\n".join(report)
+
+
+def test_layer_check_sees_violations() -> None:
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "import pyspark.sql\n"
+        "from ..table import Table\n"
+        "if TYPE_CHECKING:\n"
+        "    from icenb.widgets import W\n"
+        "def f():\n"
+        "    import IPython\n"
+    )
+    names = [name for _, name in _module_level_imports(tree, "icenb.spec")]
+    assert "pyspark.sql" in names
+    assert "icenb.table" in names
+    assert not any(n.startswith(("icenb.widgets", "IPython")) for n in names)
+
+
+def test_readme_commands_are_make_targets() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([A-Za-z][\w-]*):", makefile, flags=re.M))
+    commands = set(re.findall(r"`make ([\w-]+)`", readme))
+    assert commands == {"lab", "test"}
+    assert commands <= targets
