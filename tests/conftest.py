@@ -10,6 +10,9 @@ from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Fixtures that drive the Iceberg Java reference implementation (tests/reference/).
+pytest_plugins = ["tests.reference_fixtures"]
+
 # No deadlines: a 2-core CI machine running Spark next door makes timings meaningless.
 settings.register_profile("dev", deadline=None)
 settings.register_profile(
@@ -23,12 +26,9 @@ def testdata_dir() -> Path:
     """Golden files written by the Java reference implementation (shared/testdata/).
 
     Found at $ICENB_TESTDATA, else beside the checkout (../shared/testdata), which is where
-    CI puts it. Missing data skips the test locally and fails it in CI.
+    CI puts it. Missing data fails the test: golden files are never optional.
     """
     path = Path(os.environ.get("ICENB_TESTDATA", REPO.parent / "shared" / "testdata"))
     if not path.is_dir():
-        message = f"golden test data not found at {path} (set ICENB_TESTDATA)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        pytest.fail(f"golden test data not found at {path} (set ICENB_TESTDATA)")
     return path
