@@ -385,16 +385,20 @@ def source_ids_from_json(obj: Mapping[str, Any], where: str) -> tuple[int, ...]:
 
 def source_ids_to_json(out: dict[str, Any], source_ids: tuple[int, ...],
                        format_version: int) -> None:
-    """Write ``source-ids`` (v3+) or ``source-id`` (+ ``source-ids`` for multi-arg) (v1/v2).
+    """Write ``source-id`` for single-column transforms; ``source-ids`` for multi-column ones.
 
-    Spec: Appendix C and Appendix E "Writing v1 or v2 metadata" / "Writing v3 metadata".
+    Spec: Appendix E. v1/v2 multi-column fields also carry ``source-id`` = the first id. The v3
+    draft says to write ``source-ids`` only, but the reference implementation (1.10) requires
+    ``source-id`` and cannot read a single-column field without it, so single-column fields
+    keep ``source-id`` in every version (as Java writes them); multi-column fields in v3 carry
+    ``source-ids`` only.
     """
-    if format_version >= 3:
-        out["source-ids"] = list(source_ids)
-    else:
+    if len(source_ids) == 1:
         out["source-id"] = source_ids[0]
-        if len(source_ids) > 1:
-            out["source-ids"] = list(source_ids)
+        return
+    if format_version < 3:
+        out["source-id"] = source_ids[0]
+    out["source-ids"] = list(source_ids)
 
 
 def transform_from_json(value: Any, where: str) -> Transform:

@@ -86,12 +86,17 @@ def test_appendix_c_example_round_trips_in_v1_v2(version: int) -> None:
     assert sort_order_to_json(o, version) == APPENDIX_C_ORDER
 
 
-def test_v3_writes_only_source_ids_and_reads_both() -> None:
+def test_v3_writes_source_id_for_single_column_fields_and_reads_both() -> None:
+    """Iceberg Java 1.10 needs ``source-id`` to read a v3 sort field."""
     o = sort_order_from_json(APPENDIX_C_ORDER, format_version=3)
     out = sort_order_to_json(o, 3)
-    assert out["fields"][0] == {"transform": "identity", "source-ids": [2], "direction": "asc",
+    assert out["fields"][0] == {"transform": "identity", "source-id": 2, "direction": "asc",
                                 "null-order": "nulls-first"}
-    assert all("source-id" not in f for f in out["fields"])
+    assert all("source-ids" not in f for f in out["fields"])
+    as_draft = {**out, "fields": [
+        {**{k: v for k, v in f.items() if k != "source-id"}, "source-ids": [f["source-id"]]}
+        for f in out["fields"]]}
+    assert sort_order_from_json(as_draft, format_version=3) == o
     assert sort_order_from_json(out, format_version=3) == o
     assert sort_order_from_json(out, format_version=2) == o
 
@@ -307,11 +312,11 @@ def test_sort_order_json_round_trip(o: SortOrder, version: int) -> None:
     assert sort_order_from_json(raw, format_version=version) == o
     assert sort_order_from_json(raw, format_version=3) == o
     for item, f in zip(raw["fields"], o.fields, strict=True):
-        if version >= 3:
-            assert "source-id" not in item and item["source-ids"] == list(f.source_ids)
+        if len(f.source_ids) == 1:
+            assert item["source-id"] == f.source_id and "source-ids" not in item
         else:
-            assert item["source-id"] == f.source_id
-            assert ("source-ids" in item) == (len(f.source_ids) > 1)
+            assert item["source-ids"] == list(f.source_ids)
+            assert item.get("source-id") == (f.source_id if version < 3 else None)
 
 
 @given(o=sort_orders())

@@ -1,0 +1,847 @@
+"""Snapshots, snapshot references, history logs, statistics files and encryption keys.
+
+Spec sections: "Snapshots", "Snapshot Row IDs", "Snapshot References", "Snapshot Retention
+Policy", "Table Statistics", "Partition Statistics", "Encryption Keys", Appendix C "Table
+Metadata and Snapshots", Appendix E (reading defaults and writing rules per version).
+
+Every ``*_from_json`` takes ``where`` (the JSON path of the object, e.g. ``snapshots[3]``) so an
+``InvalidMetadata`` names the exact field at fault (``snapshots[3].timestamp-ms``); the caller
+that knows the file adds it (``IcebergError.with_file``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+from icenb.errors import InvalidMetadata, ValidationError
+
+__all__ = [
+    "BlobMetadata",
+    "EncryptedKey",
+    "MetadataLogEntry",
+    "Operation",
+    "PartitionStatisticsFile",
+    "Snapshot",
+    "SnapshotLogEntry",
+    "SnapshotRef",
+    "SnapshotRefType",
+    "StatisticsFile",
+    "Summary",
+    "blob_metadata_from_json",
+    "blob_metadata_to_json",
+    "encrypted_key_from_json",
+    "encrypted_key_to_json",
+    "metadata_log_entry_from_json",
+    "metadata_log_entry_to_json",
+    "partition_statistics_file_from_json",
+    "partition_statistics_file_to_json",
+    "snapshot_from_json",
+    "snapshot_log_entry_from_json",
+    "snapshot_log_entry_to_json",
+    "snapshot_ref_from_json",
+    "snapshot_ref_to_json",
+    "snapshot_to_json",
+    "statistics_file_from_json",
+    "statistics_file_to_json",
+]
+
+MAIN_BRANCH = "main"
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+
+# --------------------------------------------------------------------------- JSON helpers
+# Shared with icenb.spec.table_metadata. ``where`` is the JSON path of the enclosing object.
+
+
+def _path(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _missing(where: str, key: str) -> InvalidMetadata:
+    return InvalidMetadata("missing required field", field=_path(where, key))
+
+
+def _wrong(where: str, key: str, value: Any, expected: str) -> InvalidMetadata:
+    return InvalidMetadata(f"wrong JSON type: expected {expected}", field=_path(where, key),
+                           value=value)
+
+
+def _object(obj: Any, where: str, what: str) -> Mapping[str, Any]:
+    if not isinstance(obj, Mapping):
+        raise InvalidMetadata(f"{what} must be a JSON object", field=where or None, value=obj)
+    return obj
+
+
+def _long_value(value: Any, where: str, key: str, lo: int = _LONG_MIN, hi: int = _LONG_MAX,
+                expected: str = "a JSON long") -> int:
+    if type(value) is not int:
+        raise _wrong(where, key, value, expected)
+    if not lo <= value <= hi:
+        raise InvalidMetadata(f"out of range for {expected}", field=_path(where, key), value=value)
+    return value
+
+
+def _long(obj: Mapping[str, Any], key: str, where: str) -> int:
+    """A required JSON long (64-bit signed)."""
+    if key not in obj:
+        raise _missing(where, key)
+    return _long_value(obj[key], where, key)
+
+
+def _int(obj: Mapping[str, Any], key: str, where: str) -> int:
+    """A required JSON int (32-bit signed)."""
+    if key not in obj:
+        raise _missing(where, key)
+    return _long_value(obj[key], where, key, _INT_MIN, _INT_MAX, "a JSON int")
+
+
+def _opt_long(obj: Mapping[str, Any], key: str, where: str) -> int | None:
+    """An optional JSON long; absent and null both give None."""
+    value = obj.get(key)
+    return None if value is None else _long_value(value, where, key)
+
+
+def _opt_int(obj: Mapping[str, Any], key: str, where: str) -> int | None:
+    value = obj.get(key)
+    return None if value is None else _long_value(value, where, key, _INT_MIN, _INT_MAX,
+                                                  "a JSON int")
+
+
+def _str(obj: Mapping[str, Any], key: str, where: str) -> str:
+    if key not in obj:
+        raise _missing(where, key)
+    value = obj[key]
+    if not isinstance(value, str):
+        raise _wrong(where, key, value, "a JSON string")
+    return value
+
+
+def _opt_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _wrong(where, key, value, "a JSON string")
+    return value
+
+
+def _str_map(obj: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
+    """An optional string-to-string JSON object (absent or null: empty)."""
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _wrong(where, key, value, "a JSON object of strings")
+    out: dict[str, str] = {}
+    for k, v in value.items():
+        if not isinstance(v, str):
+            raise _wrong(_path(where, key), str(k), v, "a JSON string")
+        out[str(k)] = v
+    return out
+
+
+def _list(obj: Mapping[str, Any], key: str, where: str, required: bool = False) -> list[Any]:
+    """A JSON list (optional ones: absent or null give an empty list)."""
+    value = obj.get(key)
+    if value is None:
+        if required and key not in obj:
+            raise _missing(where, key)
+        if required:
+            raise _wrong(where, key, value, "a JSON list")
+        return []
+    if not isinstance(value, list):
+        raise _wrong(where, key, value, "a JSON list")
+    return value
+
+
+def _base64(obj: Mapping[str, Any], key: str, where: str, required: bool) -> bytes | None:
+    text = _str(obj, key, where) if required else _opt_str(obj, key, where)
+    if text is None:
+        return None
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        raise InvalidMetadata("not valid base64", field=_path(where, key), value=text) from None
+
+
+def _b64text(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if isinstance(value, MappingProxyType):
+        return value
+    return MappingProxyType(dict(value or {}))
+
+
+def _check_long(value: Any, name: str, *, optional: bool = False, positive: bool = False,
+                non_negative: bool = False, bits: int = 64) -> None:
+    """Constructor-side validation (``ValidationError`` naming the attribute)."""
+    if value is None:
+        if optional:
+            return
+        raise ValidationError("must not be None", field=name)
+    lo, hi = (_INT_MIN, _INT_MAX) if bits == 32 else (_LONG_MIN, _LONG_MAX)
+    if type(value) is not int or not lo <= value <= hi:
+        raise ValidationError(f"must be a {bits}-bit integer", field=name, value=value)
+    if positive and value <= 0:
+        raise ValidationError("must be positive", field=name, value=value)
+    if non_negative and value < 0:
+        raise ValidationError("must not be negative", field=name, value=value)
+
+
+# --------------------------------------------------------------------------- operations, summary
+
+
+class Operation(str, Enum):
+    """The snapshot operation recorded in its summary (spec: Snapshots)."""
+
+    APPEND = "append"
+    REPLACE = "replace"
+    OVERWRITE = "overwrite"
+    DELETE = "delete"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_OPERATIONS = {op.value: op for op in Operation}
+
+
+def _operation(text: str) -> str:
+    """The ``Operation`` member for a known name; other names are kept as plain strings."""
+    return _OPERATIONS.get(text, text)
+
+
+@dataclass(frozen=True, eq=False)
+class Summary(Mapping[str, str]):
+    """A snapshot summary: ``operation`` plus other string properties, in file order.
+
+    It is a read-only mapping that includes ``"operation"``. Values are kept as strings, as the
+    spec stores them (Appendix F "Optional Snapshot Summary Fields"). ``operation`` is an
+    ``Operation`` for the four spec operations and a plain string for others.
+    """
+
+    operation: str
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.operation, str):
+            raise ValidationError("operation must be a string", field="operation",
+                                  value=self.operation)
+        object.__setattr__(self, "operation", _operation(self.operation))
+        props = dict(self.properties)
+        if "operation" in props:
+            raise ValidationError("pass the operation separately, not in properties",
+                                  field="properties.operation")
+        for k, v in props.items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise ValidationError("summary keys and values must be strings",
+                                      field=f"summary.{k}", value=v)
+        object.__setattr__(self, "properties", MappingProxyType(props))
+
+    @classmethod
+    def _trusted(cls, operation: str, properties: dict[str, str]) -> Summary:
+        """Build without re-validating (the JSON reader has checked every value)."""
+        summary = object.__new__(cls)
+        summary.__dict__.update(operation=_operation(operation),
+                                properties=MappingProxyType(properties))
+        return summary
+
+    def __getitem__(self, key: str) -> str:
+        if key == "operation":
+            return str(self.operation)
+        return self.properties[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield "operation"
+        yield from self.properties
+
+    def __len__(self) -> int:
+        return 1 + len(self.properties)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Summary):
+            return self.operation == other.operation and dict(self.properties) == dict(
+                other.properties
+            )
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((str(self.operation), frozenset(self.properties.items())))
+
+    def __reduce__(self) -> tuple[Any, ...]:  # read-only mappings do not pickle by themselves
+        return (Summary, (str(self.operation), dict(self.properties)))
+
+    def __repr__(self) -> str:
+        return f"Summary(operation={str(self.operation)!r}, properties={dict(self.properties)!r})"
+
+    def int_value(self, key: str) -> int | None:
+        """A numeric property (e.g. ``total-records``) as int; None if absent or not a number."""
+        text = self.properties.get(key)
+        if text is None:
+            return None
+        try:
+            return int(text)
+        except ValueError:
+            return None
+
+
+def summary_from_json(obj: Any, where: str = "summary") -> Summary:
+    """Parse a snapshot summary object; ``operation`` is required when a summary is present.
+
+    Non-string scalar values (numbers, booleans) written by some engines are kept as their JSON
+    text; objects, lists and null are rejected.
+    """
+    obj = _object(obj, where, "a snapshot summary")
+    operation = _str(obj, "operation", where)
+    props: dict[str, str] = {}
+    for k, v in obj.items():
+        if k == "operation":
+            continue
+        if isinstance(v, str):
+            props[k] = v
+        elif isinstance(v, (bool, int, float)):
+            props[k] = json.dumps(v)
+        else:
+            raise _wrong(where, str(k), v, "a JSON string")
+    return Summary(operation, props)
+
+
+def summary_to_json(summary: Summary) -> dict[str, str]:
+    """Serialize a summary with ``operation`` first (as Iceberg Java writes it)."""
+    out = {"operation": str(summary.operation)}
+    out.update(summary.properties)
+    return out
+
+
+# --------------------------------------------------------------------------- snapshot
+
+
+@dataclass(frozen=True, kw_only=True)
+class Snapshot:
+    """The state of a table at some time (spec: Snapshots).
+
+    ``sequence_number`` is 0 for v1 snapshots (Appendix E, "Reading v1 metadata for v2").
+    ``manifests`` is only for v1 snapshots without a manifest list. ``first_row_id`` and
+    ``added_rows`` are v3 row lineage (spec: "Snapshot Row IDs"); ``key_id`` names the
+    encryption key of the manifest list's key metadata (v3).
+    """
+
+    snapshot_id: int
+    timestamp_ms: int
+    parent_snapshot_id: int | None = None
+    sequence_number: int = 0
+    manifest_list: str | None = None
+    manifests: tuple[str, ...] | None = None
+    summary: Summary | None = None
+    schema_id: int | None = None
+    first_row_id: int | None = None
+    added_rows: int | None = None
+    key_id: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_long(self.snapshot_id, "snapshot_id")
+        _check_long(self.timestamp_ms, "timestamp_ms")
+        _check_long(self.parent_snapshot_id, "parent_snapshot_id", optional=True)
+        _check_long(self.sequence_number, "sequence_number", non_negative=True)
+        _check_long(self.schema_id, "schema_id", optional=True, bits=32)
+        _check_long(self.first_row_id, "first_row_id", optional=True, non_negative=True)
+        _check_long(self.added_rows, "added_rows", optional=True, non_negative=True)
+        if self.manifests is not None:
+            object.__setattr__(self, "manifests", tuple(self.manifests))
+            if self.manifest_list is not None:
+                raise ValidationError("a snapshot has either a manifest list or manifests, "
+                                      "not both", field="manifests")
+        if self.first_row_id is not None and self.added_rows is None:
+            raise ValidationError("added_rows is required when first_row_id is set",
+                                  field="added_rows")
+        if self.summary is not None and not isinstance(self.summary, Summary):
+            raise ValidationError("summary must be a Summary", field="summary",
+                                  value=self.summary)
+
+    @property
+    def operation(self) -> str | None:
+        """The summary's operation (an ``Operation`` for spec operations), or None."""
+        return None if self.summary is None else self.summary.operation
+
+    def __str__(self) -> str:
+        op = f" {self.operation}" if self.operation is not None else ""
+        parent = f" parent={self.parent_snapshot_id}" if self.parent_snapshot_id is not None else ""
+        return (f"snapshot {self.snapshot_id}{op} seq={self.sequence_number} "
+                f"ts={self.timestamp_ms}{parent}")
+
+
+def _is_long(value: Any) -> bool:
+    return type(value) is int and _LONG_MIN <= value <= _LONG_MAX
+
+
+def _snapshot_fast(obj: dict[str, Any]) -> Snapshot | None:
+    """Build a well-formed snapshot quickly; None sends anything unusual to the checked path."""
+    get = obj.get
+    sid = get("snapshot-id")
+    ts = get("timestamp-ms")
+    parent = get("parent-snapshot-id")
+    seq = get("sequence-number")
+    manifest_list = get("manifest-list")
+    schema_id = get("schema-id")
+    first_row_id = get("first-row-id")
+    added_rows = get("added-rows")
+    key_id = get("key-id")
+    if not (_is_long(sid) and _is_long(ts) and type(manifest_list) is str
+            and (parent is None or _is_long(parent))
+            and (seq is None or (_is_long(seq) and seq >= 0))
+            and (schema_id is None or (type(schema_id) is int
+                                       and _INT_MIN <= schema_id <= _INT_MAX))
+            and (first_row_id is None or (_is_long(first_row_id) and first_row_id >= 0
+                                          and added_rows is not None))
+            and (added_rows is None or (_is_long(added_rows) and added_rows >= 0))
+            and (key_id is None or type(key_id) is str)):
+        return None
+    raw_summary = get("summary")
+    summary = None
+    if raw_summary is not None:
+        if type(raw_summary) is not dict or type(raw_summary.get("operation")) is not str:
+            return None
+        for value in raw_summary.values():
+            if type(value) is not str:
+                return None
+        props = dict(raw_summary)
+        summary = Summary._trusted(props.pop("operation"), props)
+    snap = object.__new__(Snapshot)
+    snap.__dict__.update(
+        snapshot_id=sid, timestamp_ms=ts, parent_snapshot_id=parent,
+        sequence_number=seq or 0, manifest_list=manifest_list, manifests=None,
+        summary=summary, schema_id=schema_id, first_row_id=first_row_id,
+        added_rows=added_rows, key_id=key_id,
+    )
+    return snap
+
+
+def snapshot_from_json(obj: Any, *, format_version: int = 2, where: str = "") -> Snapshot:
+    """Parse a snapshot object (Appendix C); defaults per Appendix E for older versions.
+
+    ``sequence-number`` defaults to 0 (v1 snapshots, also in upgraded v2/v3 tables);
+    ``manifest-list`` is used when present, else the v1 ``manifests`` list is required.
+    The same reading rules apply to every ``format_version`` (as in Iceberg Java).
+    """
+    if type(obj) is dict:
+        fast = _snapshot_fast(obj)
+        if fast is not None:
+            return fast
+    obj = _object(obj, where, "a snapshot")
+    snapshot_id = _long(obj, "snapshot-id", where)
+    parent = _opt_long(obj, "parent-snapshot-id", where)
+    seq = _opt_long(obj, "sequence-number", where)
+    if seq is not None and seq < 0:
+        raise InvalidMetadata("sequence number must not be negative",
+                              field=_path(where, "sequence-number"), value=seq)
+    timestamp = _long(obj, "timestamp-ms", where)
+    raw_summary = obj.get("summary")
+    summary = None if raw_summary is None else summary_from_json(raw_summary,
+                                                                 _path(where, "summary"))
+    manifest_list = _opt_str(obj, "manifest-list", where)
+    manifests: tuple[str, ...] | None = None
+    if manifest_list is None:
+        if "manifests" not in obj:
+            raise InvalidMetadata("missing required field (a snapshot needs manifest-list, or "
+                                  "manifests in v1)", field=_path(where, "manifest-list"))
+        raw = _list(obj, "manifests", where)
+        for i, m in enumerate(raw):
+            if not isinstance(m, str):
+                raise _wrong(where, f"manifests[{i}]", m, "a JSON string")
+        manifests = tuple(raw)
+    schema_id = _opt_int(obj, "schema-id", where)
+    first_row_id = _opt_long(obj, "first-row-id", where)
+    added_rows = _opt_long(obj, "added-rows", where)
+    if first_row_id is not None:
+        if first_row_id < 0:
+            raise InvalidMetadata("first-row-id must not be negative",
+                                  field=_path(where, "first-row-id"), value=first_row_id)
+        if added_rows is None:
+            raise InvalidMetadata("missing required field (added-rows is required when "
+                                  "first-row-id is set)", field=_path(where, "added-rows"))
+    if added_rows is not None and added_rows < 0:
+        raise InvalidMetadata("added-rows must not be negative",
+                              field=_path(where, "added-rows"), value=added_rows)
+    key_id = _opt_str(obj, "key-id", where)
+    return Snapshot(
+        snapshot_id=snapshot_id,
+        parent_snapshot_id=parent,
+        sequence_number=seq or 0,
+        timestamp_ms=timestamp,
+        manifest_list=manifest_list,
+        manifests=manifests,
+        summary=summary,
+        schema_id=schema_id,
+        first_row_id=first_row_id,
+        added_rows=added_rows,
+        key_id=key_id,
+    )
+
+
+def snapshot_to_json(snapshot: Snapshot, format_version: int = 2) -> dict[str, Any]:
+    """Serialize a snapshot for a table of ``format_version`` (Appendix C and E).
+
+    Field order follows Iceberg Java. ``sequence-number`` is not written for v1 (Appendix E)
+    nor when it is 0 (a snapshot from before an upgrade, read back as 0).
+    """
+    out: dict[str, Any] = {}
+    if format_version >= 2 and snapshot.sequence_number > 0:
+        out["sequence-number"] = snapshot.sequence_number
+    out["snapshot-id"] = snapshot.snapshot_id
+    if snapshot.parent_snapshot_id is not None:
+        out["parent-snapshot-id"] = snapshot.parent_snapshot_id
+    out["timestamp-ms"] = snapshot.timestamp_ms
+    if snapshot.summary is not None:
+        out["summary"] = summary_to_json(snapshot.summary)
+    if snapshot.manifest_list is not None:
+        out["manifest-list"] = snapshot.manifest_list
+    else:
+        out["manifests"] = list(snapshot.manifests or ())
+    if snapshot.schema_id is not None:
+        out["schema-id"] = snapshot.schema_id
+    if snapshot.first_row_id is not None:
+        out["first-row-id"] = snapshot.first_row_id
+    if snapshot.added_rows is not None:
+        out["added-rows"] = snapshot.added_rows
+    if snapshot.key_id is not None:
+        out["key-id"] = snapshot.key_id
+    return out
+
+
+# --------------------------------------------------------------------------- references
+
+
+class SnapshotRefType(str, Enum):
+    """Kind of a snapshot reference (spec: Snapshot References)."""
+
+    BRANCH = "branch"
+    TAG = "tag"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class SnapshotRef:
+    """A named branch or tag pointing at a snapshot, with its retention policy.
+
+    Spec: "Snapshot References", "Snapshot Retention Policy". ``min_snapshots_to_keep`` and
+    ``max_snapshot_age_ms`` apply to branches only; all three limits must be positive.
+    """
+
+    snapshot_id: int
+    ref_type: SnapshotRefType = SnapshotRefType.BRANCH
+    min_snapshots_to_keep: int | None = None
+    max_snapshot_age_ms: int | None = None
+    max_ref_age_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_long(self.snapshot_id, "snapshot_id")
+        try:
+            kind = SnapshotRefType(self.ref_type)
+        except ValueError:
+            raise ValidationError("reference type must be 'branch' or 'tag'", field="type",
+                                  value=self.ref_type) from None
+        object.__setattr__(self, "ref_type", kind)
+        _check_long(self.min_snapshots_to_keep, "min-snapshots-to-keep", optional=True,
+                    positive=True, bits=32)
+        _check_long(self.max_snapshot_age_ms, "max-snapshot-age-ms", optional=True,
+                    positive=True)
+        _check_long(self.max_ref_age_ms, "max-ref-age-ms", optional=True, positive=True)
+        if kind is SnapshotRefType.TAG:
+            if self.min_snapshots_to_keep is not None:
+                raise ValidationError("tags do not support min-snapshots-to-keep",
+                                      field="min-snapshots-to-keep",
+                                      value=self.min_snapshots_to_keep)
+            if self.max_snapshot_age_ms is not None:
+                raise ValidationError("tags do not support max-snapshot-age-ms",
+                                      field="max-snapshot-age-ms",
+                                      value=self.max_snapshot_age_ms)
+
+    @classmethod
+    def branch(cls, snapshot_id: int, *, min_snapshots_to_keep: int | None = None,
+               max_snapshot_age_ms: int | None = None,
+               max_ref_age_ms: int | None = None) -> SnapshotRef:
+        return cls(snapshot_id, SnapshotRefType.BRANCH, min_snapshots_to_keep,
+                   max_snapshot_age_ms, max_ref_age_ms)
+
+    @classmethod
+    def tag(cls, snapshot_id: int, *, max_ref_age_ms: int | None = None) -> SnapshotRef:
+        return cls(snapshot_id, SnapshotRefType.TAG, max_ref_age_ms=max_ref_age_ms)
+
+    @property
+    def is_branch(self) -> bool:
+        return self.ref_type is SnapshotRefType.BRANCH
+
+    @property
+    def is_tag(self) -> bool:
+        return self.ref_type is SnapshotRefType.TAG
+
+
+def snapshot_ref_from_json(obj: Any, *, where: str = "") -> SnapshotRef:
+    """Parse a snapshot reference object (Appendix C ``refs`` values); type is case-insensitive."""
+    obj = _object(obj, where, "a snapshot reference")
+    snapshot_id = _long(obj, "snapshot-id", where)
+    kind = _str(obj, "type", where)
+    try:
+        ref_type = SnapshotRefType(kind.lower())
+    except ValueError:
+        raise InvalidMetadata("reference type must be 'branch' or 'tag'",
+                              field=_path(where, "type"), value=kind) from None
+    values = (
+        _opt_int(obj, "min-snapshots-to-keep", where),
+        _opt_long(obj, "max-snapshot-age-ms", where),
+        _opt_long(obj, "max-ref-age-ms", where),
+    )
+    try:
+        return SnapshotRef(snapshot_id, ref_type, *values)
+    except ValidationError as e:
+        raise InvalidMetadata(e.message, field=_path(where, e.field or "type"),
+                              **({"value": e.value} if e.has_value else {})) from None
+
+
+def snapshot_ref_to_json(ref: SnapshotRef) -> dict[str, Any]:
+    """Serialize a snapshot reference (Appendix C)."""
+    out: dict[str, Any] = {"snapshot-id": ref.snapshot_id, "type": ref.ref_type.value}
+    if ref.min_snapshots_to_keep is not None:
+        out["min-snapshots-to-keep"] = ref.min_snapshots_to_keep
+    if ref.max_snapshot_age_ms is not None:
+        out["max-snapshot-age-ms"] = ref.max_snapshot_age_ms
+    if ref.max_ref_age_ms is not None:
+        out["max-ref-age-ms"] = ref.max_ref_age_ms
+    return out
+
+
+# --------------------------------------------------------------------------- logs
+
+
+@dataclass(frozen=True)
+class SnapshotLogEntry:
+    """One change of the current snapshot (spec: Table Metadata Fields, ``snapshot-log``)."""
+
+    timestamp_ms: int
+    snapshot_id: int
+
+
+def snapshot_log_entry_from_json(obj: Any, *, where: str = "") -> SnapshotLogEntry:
+    if type(obj) is dict:
+        ts = obj.get("timestamp-ms")
+        sid = obj.get("snapshot-id")
+        if _is_long(ts) and _is_long(sid):
+            entry = object.__new__(SnapshotLogEntry)
+            entry.__dict__.update(timestamp_ms=ts, snapshot_id=sid)
+            return entry
+    obj = _object(obj, where, "a snapshot log entry")
+    return SnapshotLogEntry(_long(obj, "timestamp-ms", where), _long(obj, "snapshot-id", where))
+
+
+def snapshot_log_entry_to_json(entry: SnapshotLogEntry) -> dict[str, Any]:
+    return {"timestamp-ms": entry.timestamp_ms, "snapshot-id": entry.snapshot_id}
+
+
+@dataclass(frozen=True)
+class MetadataLogEntry:
+    """A previous metadata file of the table (spec: Table Metadata Fields, ``metadata-log``)."""
+
+    timestamp_ms: int
+    metadata_file: str
+
+
+def metadata_log_entry_from_json(obj: Any, *, where: str = "") -> MetadataLogEntry:
+    if type(obj) is dict:
+        ts = obj.get("timestamp-ms")
+        path = obj.get("metadata-file")
+        if _is_long(ts) and type(path) is str:
+            entry = object.__new__(MetadataLogEntry)
+            entry.__dict__.update(timestamp_ms=ts, metadata_file=path)
+            return entry
+    obj = _object(obj, where, "a metadata log entry")
+    return MetadataLogEntry(_long(obj, "timestamp-ms", where), _str(obj, "metadata-file", where))
+
+
+def metadata_log_entry_to_json(entry: MetadataLogEntry) -> dict[str, Any]:
+    return {"timestamp-ms": entry.timestamp_ms, "metadata-file": entry.metadata_file}
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+@dataclass(frozen=True)
+class BlobMetadata:
+    """One statistic blob inside a Puffin statistics file (spec: Table Statistics)."""
+
+    blob_type: str
+    snapshot_id: int
+    sequence_number: int
+    fields: tuple[int, ...]
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", tuple(self.fields))
+        object.__setattr__(self, "properties", _frozen_map(self.properties))
+
+    def __hash__(self) -> int:
+        return hash((self.blob_type, self.snapshot_id, self.sequence_number, self.fields,
+                     frozenset(self.properties.items())))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (BlobMetadata, (self.blob_type, self.snapshot_id, self.sequence_number,
+                               self.fields, dict(self.properties)))
+
+
+def blob_metadata_from_json(obj: Any, *, where: str = "") -> BlobMetadata:
+    obj = _object(obj, where, "blob metadata")
+    blob_type = _str(obj, "type", where)
+    snapshot_id = _long(obj, "snapshot-id", where)
+    seq = _long(obj, "sequence-number", where)
+    raw_fields = _list(obj, "fields", where, required=True)
+    fields = tuple(
+        _long_value(f, where, f"fields[{i}]", _INT_MIN, _INT_MAX, "a JSON int")
+        for i, f in enumerate(raw_fields)
+    )
+    return BlobMetadata(blob_type, snapshot_id, seq, fields, _str_map(obj, "properties", where))
+
+
+def blob_metadata_to_json(blob: BlobMetadata) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "type": blob.blob_type,
+        "snapshot-id": blob.snapshot_id,
+        "sequence-number": blob.sequence_number,
+        "fields": list(blob.fields),
+    }
+    if blob.properties:
+        out["properties"] = dict(blob.properties)
+    return out
+
+
+@dataclass(frozen=True)
+class StatisticsFile:
+    """A Puffin table-statistics file registered in table metadata (spec: Table Statistics)."""
+
+    snapshot_id: int
+    statistics_path: str
+    file_size_in_bytes: int
+    file_footer_size_in_bytes: int
+    blob_metadata: tuple[BlobMetadata, ...] = ()
+    key_metadata: bytes | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blob_metadata", tuple(self.blob_metadata))
+
+
+def statistics_file_from_json(obj: Any, *, where: str = "") -> StatisticsFile:
+    obj = _object(obj, where, "a statistics file")
+    snapshot_id = _long(obj, "snapshot-id", where)
+    path = _str(obj, "statistics-path", where)
+    size = _long(obj, "file-size-in-bytes", where)
+    footer = _long(obj, "file-footer-size-in-bytes", where)
+    key_metadata = _base64(obj, "key-metadata", where, required=False)
+    blobs = tuple(
+        blob_metadata_from_json(b, where=f"{_path(where, 'blob-metadata')}[{i}]")
+        for i, b in enumerate(_list(obj, "blob-metadata", where, required=True))
+    )
+    return StatisticsFile(snapshot_id, path, size, footer, blobs, key_metadata)
+
+
+def statistics_file_to_json(stats: StatisticsFile) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "snapshot-id": stats.snapshot_id,
+        "statistics-path": stats.statistics_path,
+        "file-size-in-bytes": stats.file_size_in_bytes,
+        "file-footer-size-in-bytes": stats.file_footer_size_in_bytes,
+    }
+    if stats.key_metadata is not None:
+        out["key-metadata"] = _b64text(stats.key_metadata)
+    out["blob-metadata"] = [blob_metadata_to_json(b) for b in stats.blob_metadata]
+    return out
+
+
+@dataclass(frozen=True)
+class PartitionStatisticsFile:
+    """A partition statistics file registered in table metadata (spec: Partition Statistics)."""
+
+    snapshot_id: int
+    statistics_path: str
+    file_size_in_bytes: int
+
+
+def partition_statistics_file_from_json(obj: Any, *, where: str = "") -> PartitionStatisticsFile:
+    obj = _object(obj, where, "a partition statistics file")
+    return PartitionStatisticsFile(
+        _long(obj, "snapshot-id", where),
+        _str(obj, "statistics-path", where),
+        _long(obj, "file-size-in-bytes", where),
+    )
+
+
+def partition_statistics_file_to_json(stats: PartitionStatisticsFile) -> dict[str, Any]:
+    return {
+        "snapshot-id": stats.snapshot_id,
+        "statistics-path": stats.statistics_path,
+        "file-size-in-bytes": stats.file_size_in_bytes,
+    }
+
+
+# --------------------------------------------------------------------------- encryption keys
+
+
+@dataclass(frozen=True)
+class EncryptedKey:
+    """A table encryption key, itself encrypted (spec: Encryption Keys, v3).
+
+    ``encrypted_key_metadata`` holds the decoded bytes; JSON stores them base64-encoded.
+    """
+
+    key_id: str
+    encrypted_key_metadata: bytes
+    encrypted_by_id: str | None = None
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "encrypted_key_metadata", bytes(self.encrypted_key_metadata))
+        object.__setattr__(self, "properties", _frozen_map(self.properties))
+
+    def __hash__(self) -> int:
+        return hash((self.key_id, self.encrypted_key_metadata, self.encrypted_by_id,
+                     frozenset(self.properties.items())))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (EncryptedKey, (self.key_id, self.encrypted_key_metadata, self.encrypted_by_id,
+                               dict(self.properties)))
+
+
+def encrypted_key_from_json(obj: Any, *, where: str = "") -> EncryptedKey:
+    """Parse an encryption key object. ``key-metadata`` (used by the spec's Appendix C example)
+    is accepted when ``encrypted-key-metadata`` (the field table's name) is absent."""
+    obj = _object(obj, where, "an encryption key")
+    key_id = _str(obj, "key-id", where)
+    name = ("key-metadata" if "encrypted-key-metadata" not in obj and "key-metadata" in obj
+            else "encrypted-key-metadata")
+    metadata = _base64(obj, name, where, required=True) or b""
+    return EncryptedKey(key_id, metadata, _opt_str(obj, "encrypted-by-id", where),
+                        _str_map(obj, "properties", where))
+
+
+def encrypted_key_to_json(key: EncryptedKey) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "key-id": key.key_id,
+        "encrypted-key-metadata": _b64text(key.encrypted_key_metadata),
+    }
+    if key.encrypted_by_id is not None:
+        out["encrypted-by-id"] = key.encrypted_by_id
+    if key.properties:
+        out["properties"] = dict(key.properties)
+    return out
