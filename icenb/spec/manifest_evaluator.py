@@ -26,31 +26,38 @@ by partition field id (absent columns and nulls mean "unknown"):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, ValidationError
 from icenb.spec import values
-from icenb.spec.evaluators import arrow_literal, normalize_column, prepare_bound
+from icenb.spec.evaluators import prepare_bound
 from icenb.spec.expressions import (
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
     BoundLiteralPredicate,
     BoundPredicate,
     BoundSetPredicate,
     Expression,
     Operation,
-    Or,
     bind,
 )
-from icenb.spec.metrics_evaluator import IN_PREDICATE_LIMIT, arrow_type_for, decode_bound_array
+from icenb.spec.metrics_evaluator import (
+    IN_PREDICATE_LIMIT,
+    _and,
+    _cmp,
+    _Cols,
+    _is_nan,
+    _or,
+    _outside,
+    _prefix_cmp,
+    _walk,
+    _walk_arrow,
+    arrow_type_for,
+    decode_bound_array,
+)
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.projection import project_inclusive_bound
 from icenb.spec.schema import Schema
@@ -130,27 +137,7 @@ def manifest_might_match(
     bound = prepare_bound(expr)
     if summaries is None:
         return True
-    return _eval(bound, summaries)
-
-
-def _eval(expr: Expression, stats: Sequence[PartitionFieldSummary]) -> bool:
-    if isinstance(expr, AlwaysTrue):
-        return True
-    if isinstance(expr, AlwaysFalse):
-        return False
-    if isinstance(expr, And):
-        return _eval(expr.left, stats) and _eval(expr.right, stats)
-    if isinstance(expr, Or):
-        return _eval(expr.left, stats) or _eval(expr.right, stats)
-    assert isinstance(expr, BoundPredicate)
-    pos = expr.term.positions[0]
-    if pos >= len(stats):
-        return True
-    return _might_match(expr, stats[pos])
-
-
-def _is_nan(v: Any) -> bool:
-    return isinstance(v, float) and math.isnan(v)
+    return _walk(bound, lambda pred: _might_match(pred, summaries))
 
 
 def _all_null(s: PartitionFieldSummary, t: IcebergType) -> bool:
@@ -161,7 +148,11 @@ def _all_null(s: PartitionFieldSummary, t: IcebergType) -> bool:
     return all_null
 
 
-def _might_match(pred: BoundPredicate, s: PartitionFieldSummary) -> bool:
+def _might_match(pred: BoundPredicate, summaries: Sequence[PartitionFieldSummary]) -> bool:
+    pos = pred.term.positions[0]
+    if pos >= len(summaries):
+        return True
+    s = summaries[pos]
     op = pred.op
     t = pred.term.field_type
     lower, upper = s.lower_bound, s.upper_bound
@@ -254,93 +245,37 @@ class ManifestEvaluator:
 # --------------------------------------------------------------------------- vectorized
 
 
-class _Cols:
-    def __init__(self, table: pa.Table | pa.RecordBatch) -> None:
-        if isinstance(table, pa.Table):
-            table = table.combine_chunks()
-            self.columns = {
-                name: (col.chunk(0) if col.num_chunks == 1 else pa.concat_arrays(col.chunks))
-                if col.num_chunks else pa.array([], type=col.type)
-                for name, col in zip(table.column_names, table.columns, strict=True)
-            }
-        else:
-            self.columns = dict(zip(table.schema.names, table.columns, strict=True))
-        self.n = table.num_rows
-
-    def get(self, name: str) -> pa.Array | None:
-        col = self.columns.get(name)
-        return None if col is None else normalize_column(col)
-
-    def const(self, value: bool) -> pa.Array:
-        return pa.array(np.full(self.n, value, dtype=bool), type=pa.bool_())
-
-    def flag(self, name: str, value: bool) -> pa.Array:
-        """True where column ``name`` is known to equal ``value``."""
-        col = self.get(name)
-        if col is None:
-            return self.const(False)
-        return pc.fill_null(pc.equal(col, value), False)
-
-
-def _known(a: Any) -> Any:
-    return pc.fill_null(a, False)
-
-
 def evaluate_manifests_arrow(expr: Expression, manifests: pa.Table | pa.RecordBatch) -> pa.Array:
     """Mask (never null) of the manifests that may contain files matching ``expr``."""
     bound = prepare_bound(expr)
     c = _Cols(manifests)
-    result = _visit(bound, c)
+    result = _walk_arrow(bound, c, lambda pred: pc.invert(_cannot(pred, c)))
     present = c.get("has_partition_summaries")
     if present is not None:
         result = pc.or_(result, pc.invert(pc.fill_null(present, True)))
     return result
 
 
-def _visit(expr: Expression, c: _Cols) -> Any:
-    if isinstance(expr, AlwaysTrue):
-        return c.const(True)
-    if isinstance(expr, AlwaysFalse):
-        return c.const(False)
-    if isinstance(expr, And):
-        return pc.and_(_visit(expr.left, c), _visit(expr.right, c))
-    if isinstance(expr, Or):
-        return pc.or_(_visit(expr.left, c), _visit(expr.right, c))
-    assert isinstance(expr, BoundPredicate)
-    return pc.invert(_cannot(expr, c))
-
-
-def _prefix_eq_cmp(bound: pa.Array, fn: Any, prefix: str) -> Any:
-    if not (pa.types.is_string(bound.type) or pa.types.is_large_string(bound.type)):
-        bound = bound.cast(pa.large_string())
-    sliced = pc.utf8_slice_codeunits(bound, 0, len(prefix))
-    return _known(fn(sliced, pa.scalar(prefix, type=sliced.type)))
-
-
 def _cannot(pred: BoundPredicate, c: _Cols) -> Any:
     fid = pred.term.field_id
     op = pred.op
-    t = pred.term.field_type
-    is_float = isinstance(t, (FloatType, DoubleType))
     contains_null = c.get(f"contains_null.{fid}")
     lower, upper = c.get(f"lower_bound.{fid}"), c.get(f"upper_bound.{fid}")
-    no_nan = c.flag(f"contains_nan.{fid}", False)
-    has_nan = c.flag(f"contains_nan.{fid}", True)
-    known_null = c.flag(f"contains_null.{fid}", True)
-    known_no_null = c.flag(f"contains_null.{fid}", False)
+    no_nan = c.equals(f"contains_nan.{fid}", False)
+    known_no_null = c.equals(f"contains_null.{fid}", False)
     # a null bound means "all values are null or NaN"; an absent column means unknown
     lower_missing = c.const(False) if lower is None else pc.is_null(lower)
-    all_null = pc.and_(known_null, lower_missing)
-    if is_float:
-        all_null = pc.and_(all_null, no_nan)
+    all_null = _and(c.equals(f"contains_null.{fid}", True), lower_missing)
+    if isinstance(pred.term.field_type, (FloatType, DoubleType)):
+        all_null = _and(all_null, no_nan)
     if op == Operation.IS_NULL:
         return known_no_null
     if op == Operation.NOT_NULL:
         return all_null
     if op == Operation.IS_NAN:
-        return pc.or_(no_nan, all_null)
+        return _or(no_nan, all_null)
     if op == Operation.NOT_NAN:
-        return pc.and_(pc.and_(has_nan, known_no_null), lower_missing)
+        return _and(c.equals(f"contains_nan.{fid}", True), known_no_null, lower_missing)
     if op in (Operation.NOT_EQ, Operation.NOT_IN):
         return c.const(False)
     if contains_null is None and lower is None:
@@ -349,57 +284,36 @@ def _cannot(pred: BoundPredicate, c: _Cols) -> Any:
         if lower is None or upper is None or not isinstance(pred, BoundLiteralPredicate):
             return c.const(False)
         prefix: str = pred.literal
-        return pc.and_(known_no_null, pc.and_(_prefix_eq_cmp(lower, pc.equal, prefix),
-                                              _prefix_eq_cmp(upper, pc.equal, prefix)))
+        return _and(known_no_null, _prefix_cmp(lower, "=", prefix),
+                    _prefix_cmp(upper, "=", prefix))
     if lower is None:
         return c.const(False)
-    usable_lower = pc.and_(pc.is_valid(lower), pc.invert(_nan(lower)))
     if isinstance(pred, BoundSetPredicate):  # IN
         if len(pred.literals) > IN_PREDICATE_LIMIT:
             return lower_missing
-        inside = c.const(False)
-        for v in pred.literals:
-            above = _known(pc.less_equal(lower, arrow_literal(v, lower.type)))
-            below = (
-                c.const(True) if upper is None
-                else pc.or_(pc.invert(pc.and_(pc.is_valid(upper), pc.invert(_nan(upper)))),
-                            _known(pc.less_equal(arrow_literal(v, upper.type), upper)))
-            )
-            inside = pc.or_(inside, pc.and_(above, below))
-        return pc.or_(lower_missing, pc.and_(usable_lower, pc.invert(inside)))
+        return _or(lower_missing, _outside(c, lower, upper, pred.literals))
     assert isinstance(pred, BoundLiteralPredicate)
     lit = pred.literal
     if op == Operation.STARTS_WITH:
-        out = pc.or_(lower_missing, _prefix_eq_cmp(lower, pc.greater, lit))
+        out = _or(lower_missing, _prefix_cmp(lower, ">", lit))
         if upper is not None:
-            out = pc.or_(out, _prefix_eq_cmp(upper, pc.less, lit))
+            out = _or(out, _prefix_cmp(upper, "<", lit))
         return out
-    lower_lit = arrow_literal(lit, lower.type)
     if op == Operation.LT:
-        return pc.or_(lower_missing, pc.and_(usable_lower,
-                                             _known(pc.greater_equal(lower, lower_lit))))
+        return _or(lower_missing, _cmp(lower, ">=", lit))
     if op == Operation.LT_EQ:
-        return pc.or_(lower_missing, pc.and_(usable_lower, _known(pc.greater(lower, lower_lit))))
+        return _or(lower_missing, _cmp(lower, ">", lit))
     upper_cmp = c.const(False)
     if upper is not None:
-        upper_lit = arrow_literal(lit, upper.type)
-        usable_upper = pc.and_(pc.is_valid(upper), pc.invert(_nan(upper)))
         if op == Operation.GT:
-            upper_cmp = pc.and_(usable_upper, _known(pc.less_equal(upper, upper_lit)))
+            upper_cmp = _cmp(upper, "<=", lit)
         elif op in (Operation.GT_EQ, Operation.EQ):
-            upper_cmp = pc.and_(usable_upper, _known(pc.less(upper, upper_lit)))
+            upper_cmp = _cmp(upper, "<", lit)
     if op in (Operation.GT, Operation.GT_EQ):
-        return pc.or_(lower_missing, upper_cmp)
+        return _or(lower_missing, upper_cmp)
     if op == Operation.EQ:
-        above = pc.and_(usable_lower, _known(pc.greater(lower, lower_lit)))
-        return pc.or_(pc.or_(lower_missing, above), upper_cmp)
+        return _or(lower_missing, _cmp(lower, ">", lit), upper_cmp)
     raise ValidationError("unsupported predicate", value=str(pred))  # pragma: no cover
-
-
-def _nan(bound: pa.Array) -> Any:
-    if pa.types.is_floating(bound.type):
-        return pc.fill_null(pc.is_nan(bound), False)
-    return pa.array(np.zeros(len(bound), dtype=bool), type=pa.bool_())
 
 
 def summaries_table(

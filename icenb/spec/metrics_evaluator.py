@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -238,35 +238,37 @@ def _is_float(pred: BoundPredicate) -> bool:
 
 def inclusive_match(expr: Expression, metrics: FileMetrics) -> bool:
     """False when the file's metrics prove no row matches the bound ``expr`` (skip the file)."""
-    bound = prepare_bound(expr)
-    if metrics.record_count == 0:
-        return False
-    if metrics.record_count < 0:  # unknown count (e.g. imported files)
-        return True
-    return _inclusive(bound, _Stats(metrics))
+    return _match(expr, metrics, strict=False)
 
 
 def strict_match(expr: Expression, metrics: FileMetrics) -> bool:
     """True when the file's metrics prove every row matches the bound ``expr``."""
+    return _match(expr, metrics, strict=True)
+
+
+def _match(expr: Expression, metrics: FileMetrics, strict: bool) -> bool:
     bound = prepare_bound(expr)
-    if metrics.record_count == 0:
-        return True
-    if metrics.record_count < 0:
-        return False
-    return _strict(bound, _Stats(metrics))
+    if metrics.record_count <= 0:
+        # an empty file: no row may match (inclusive), every row matches (strict); an unknown
+        # (negative) count, as of imported files, proves neither
+        return strict == (metrics.record_count == 0)
+    s = _Stats(metrics)
+    test = _strict_predicate if strict else _inclusive_predicate
+    return _walk(bound, lambda pred: test(pred, s))
 
 
-def _inclusive(expr: Expression, s: _Stats) -> bool:
+def _walk(expr: Expression, test: Callable[[BoundPredicate], bool]) -> bool:
+    """Evaluate the and/or tree of a prepared bound expression with ``test`` on each predicate."""
     if isinstance(expr, AlwaysTrue):
         return True
     if isinstance(expr, AlwaysFalse):
         return False
     if isinstance(expr, And):
-        return _inclusive(expr.left, s) and _inclusive(expr.right, s)
+        return _walk(expr.left, test) and _walk(expr.right, test)
     if isinstance(expr, Or):
-        return _inclusive(expr.left, s) or _inclusive(expr.right, s)
+        return _walk(expr.left, test) or _walk(expr.right, test)
     assert isinstance(expr, BoundPredicate)
-    return _inclusive_predicate(expr, s)
+    return test(expr)
 
 
 def _inclusive_predicate(pred: BoundPredicate, s: _Stats) -> bool:
@@ -329,19 +331,6 @@ def _inclusive_not_starts_with(pred: BoundPredicate, s: _Stats) -> bool:
         return True
     # no row matches only if every value starts with the prefix: both bounds do
     return not (lower.startswith(prefix) and upper.startswith(prefix))
-
-
-def _strict(expr: Expression, s: _Stats) -> bool:
-    if isinstance(expr, AlwaysTrue):
-        return True
-    if isinstance(expr, AlwaysFalse):
-        return False
-    if isinstance(expr, And):
-        return _strict(expr.left, s) and _strict(expr.right, s)
-    if isinstance(expr, Or):
-        return _strict(expr.left, s) or _strict(expr.right, s)
-    assert isinstance(expr, BoundPredicate)
-    return _strict_predicate(expr, s)
 
 
 def _strict_predicate(pred: BoundPredicate, s: _Stats) -> bool:
@@ -409,34 +398,33 @@ def _strict_predicate(pred: BoundPredicate, s: _Stats) -> bool:
     raise ValidationError("unsupported predicate", value=str(pred))  # pragma: no cover
 
 
-class InclusiveMetricsEvaluator:
+class _MetricsEvaluator:
+    """Binds a row filter once; ``_strict`` picks the question asked of each file."""
+
+    _strict: ClassVar[bool]
+
+    def __init__(self, schema: Schema, expr: Expression, case_sensitive: bool = True) -> None:
+        self.schema = schema
+        self.expr = prepare_bound(bind(expr, schema, case_sensitive))
+        self.field_ids = referenced_field_ids(self.expr)
+
+    def eval(self, metrics: FileMetrics) -> bool:
+        return _match(self.expr, metrics, self._strict)
+
+    def eval_arrow(self, files: pa.Table | pa.RecordBatch) -> pa.Array:
+        return _arrow_mask(self.expr, files, self._strict)
+
+
+class InclusiveMetricsEvaluator(_MetricsEvaluator):
     """Binds a row filter once; says per file whether rows may match (scalar or Arrow)."""
 
-    def __init__(self, schema: Schema, expr: Expression, case_sensitive: bool = True) -> None:
-        self.schema = schema
-        self.expr = prepare_bound(bind(expr, schema, case_sensitive))
-        self.field_ids = referenced_field_ids(self.expr)
-
-    def eval(self, metrics: FileMetrics) -> bool:
-        return inclusive_match(self.expr, metrics)
-
-    def eval_arrow(self, files: pa.Table | pa.RecordBatch) -> pa.Array:
-        return evaluate_inclusive_arrow(self.expr, files)
+    _strict = False
 
 
-class StrictMetricsEvaluator:
+class StrictMetricsEvaluator(_MetricsEvaluator):
     """Binds a row filter once; says per file whether all rows must match (scalar or Arrow)."""
 
-    def __init__(self, schema: Schema, expr: Expression, case_sensitive: bool = True) -> None:
-        self.schema = schema
-        self.expr = prepare_bound(bind(expr, schema, case_sensitive))
-        self.field_ids = referenced_field_ids(self.expr)
-
-    def eval(self, metrics: FileMetrics) -> bool:
-        return strict_match(self.expr, metrics)
-
-    def eval_arrow(self, files: pa.Table | pa.RecordBatch) -> pa.Array:
-        return evaluate_strict_arrow(self.expr, files)
+    _strict = True
 
 
 # --------------------------------------------------------------------------- vectorized
@@ -464,29 +452,24 @@ class _Cols:
     def const(self, value: bool) -> pa.Array:
         return pa.array(np.full(self.n, value, dtype=bool), type=pa.bool_())
 
-    def count_eq(self, name: str, value: int) -> pa.Array:
+    def equals(self, name: str, value: Any) -> pa.Array:
+        """True where column ``name`` is known to equal ``value`` (a scalar or another column)."""
         col = self.get(name)
-        if col is None:
+        if col is None or value is None:
             return self.const(False)
         return pc.fill_null(pc.equal(col, value), False)
 
     def nulls_only(self, fid: int) -> pa.Array:
-        vc, nc = self.get(f"value_count.{fid}"), self.get(f"null_value_count.{fid}")
-        if vc is None or nc is None:
-            return self.const(False)
-        return pc.fill_null(pc.equal(vc, nc), False)
+        return self.equals(f"value_count.{fid}", self.get(f"null_value_count.{fid}"))
 
     def nans_only(self, fid: int) -> pa.Array:
-        vc, nan = self.get(f"value_count.{fid}"), self.get(f"nan_value_count.{fid}")
-        if vc is None or nan is None:
-            return self.const(False)
-        return pc.fill_null(pc.equal(vc, nan), False)
+        return self.equals(f"value_count.{fid}", self.get(f"nan_value_count.{fid}"))
 
     def no_nulls(self, fid: int) -> pa.Array:
-        return self.count_eq(f"null_value_count.{fid}", 0)
+        return self.equals(f"null_value_count.{fid}", 0)
 
     def no_nans(self, fid: int) -> pa.Array:
-        return self.count_eq(f"nan_value_count.{fid}", 0)
+        return self.equals(f"nan_value_count.{fid}", 0)
 
     def bound(self, kind: str, fid: int) -> pa.Array | None:
         return self.get(f"{kind}_bound.{fid}")
@@ -544,48 +527,64 @@ def _prefix_cmp(bound: pa.Array, op: str, prefix: str) -> Any:
     return _known(_CMP[op](sliced, pa.scalar(prefix, type=sliced.type)))
 
 
+def _outside(c: _Cols, lower: pa.Array, upper: pa.Array | None, literals: Iterable[Any]) -> Any:
+    """True where the lower bound is usable and no literal lies in [lower, upper].
+
+    A missing or NaN upper bound is open.
+    """
+    inside = c.const(False)
+    for v in literals:
+        above_lower = _known(pc.less_equal(lower, arrow_literal(v, lower.type)))
+        below_upper = (
+            c.const(True) if upper is None
+            else _or(_not(_usable(upper)),
+                     _known(pc.less_equal(arrow_literal(v, upper.type), upper)))
+        )
+        inside = _or(inside, _and(above_lower, below_upper))
+    return _and(_usable(lower), _not(inside))
+
+
 def evaluate_inclusive_arrow(expr: Expression, files: pa.Table | pa.RecordBatch) -> pa.Array:
     """Mask (never null) of the files that may contain rows matching the bound ``expr``.
 
     ``files`` has one row per file with the columns described in the module docstring.
     """
-    bound = prepare_bound(expr)
-    c = _Cols(files)
-    result = _inclusive_arrow(bound, c)
-    rc = c.get("record_count")
-    if rc is not None:
-        result = _and(
-            _or(result, _known(pc.less(rc, 0))),
-            _not(_known(pc.equal(rc, 0))),
-        )
-    return result
+    return _arrow_mask(expr, files, strict=False)
 
 
 def evaluate_strict_arrow(expr: Expression, files: pa.Table | pa.RecordBatch) -> pa.Array:
     """Mask (never null) of the files whose rows all match the bound ``expr``."""
+    return _arrow_mask(expr, files, strict=True)
+
+
+def _arrow_mask(expr: Expression, files: pa.Table | pa.RecordBatch, strict: bool) -> pa.Array:
     bound = prepare_bound(expr)
     c = _Cols(files)
-    result = _strict_arrow(bound, c)
+    if strict:
+        result = _walk_arrow(bound, c, lambda pred: _strict_must(pred, c))
+    else:
+        result = _walk_arrow(bound, c, lambda pred: _not(_inclusive_cannot(pred, c)))
     rc = c.get("record_count")
-    if rc is not None:
-        result = _and(
-            _or(result, _known(pc.equal(rc, 0))),
-            _not(_known(pc.less(rc, 0))),
-        )
-    return result
+    if rc is None:
+        return result
+    # as in _match: the record count alone decides for empty files and unknown counts
+    empty, unknown = _known(pc.equal(rc, 0)), _known(pc.less(rc, 0))
+    yes, no = (empty, unknown) if strict else (unknown, empty)
+    return _and(_or(result, yes), _not(no))
 
 
-def _inclusive_arrow(expr: Expression, c: _Cols) -> Any:
+def _walk_arrow(expr: Expression, c: _Cols, test: Callable[[BoundPredicate], Any]) -> Any:
+    """Evaluate the and/or tree of a prepared bound expression with a mask per predicate."""
     if isinstance(expr, AlwaysTrue):
         return c.const(True)
     if isinstance(expr, AlwaysFalse):
         return c.const(False)
     if isinstance(expr, And):
-        return pc.and_(_inclusive_arrow(expr.left, c), _inclusive_arrow(expr.right, c))
+        return pc.and_(_walk_arrow(expr.left, c, test), _walk_arrow(expr.right, c, test))
     if isinstance(expr, Or):
-        return pc.or_(_inclusive_arrow(expr.left, c), _inclusive_arrow(expr.right, c))
+        return pc.or_(_walk_arrow(expr.left, c, test), _walk_arrow(expr.right, c, test))
     assert isinstance(expr, BoundPredicate)
-    return _not(_inclusive_cannot(expr, c))
+    return test(expr)
 
 
 def _inclusive_cannot(pred: BoundPredicate, c: _Cols) -> Any:
@@ -593,7 +592,7 @@ def _inclusive_cannot(pred: BoundPredicate, c: _Cols) -> Any:
     fid = pred.term.field_id
     op = pred.op
     if op == Operation.IS_NULL:
-        return c.count_eq(f"null_value_count.{fid}", 0)
+        return c.no_nulls(fid)
     if op == Operation.NOT_NULL:
         return c.nulls_only(fid)
     if op == Operation.IS_NAN:
@@ -615,17 +614,7 @@ def _inclusive_cannot(pred: BoundPredicate, c: _Cols) -> Any:
     if isinstance(pred, BoundSetPredicate):  # IN
         if len(pred.literals) > IN_PREDICATE_LIMIT or lower is None:
             return empty
-        # some literal inside [lower, upper] (a missing upper bound is open)
-        inside = c.const(False)
-        for v in pred.literals:
-            above_lower = _known(pc.less_equal(lower, arrow_literal(v, lower.type)))
-            below_upper = (
-                c.const(True) if upper is None
-                else _or(_not(_usable(upper)),
-                         _known(pc.less_equal(arrow_literal(v, upper.type), upper)))
-            )
-            inside = _or(inside, _and(above_lower, below_upper))
-        return _or(empty, _and(_usable(lower), _not(inside)))
+        return _or(empty, _outside(c, lower, upper, pred.literals))
     assert isinstance(pred, BoundLiteralPredicate)
     lit = pred.literal
     if op == Operation.LT:
@@ -651,19 +640,6 @@ def _inclusive_cannot(pred: BoundPredicate, c: _Cols) -> Any:
             out = _or(out, _prefix_cmp(upper, "<", lit))
         return out
     raise ValidationError("unsupported predicate", value=str(pred))  # pragma: no cover
-
-
-def _strict_arrow(expr: Expression, c: _Cols) -> Any:
-    if isinstance(expr, AlwaysTrue):
-        return c.const(True)
-    if isinstance(expr, AlwaysFalse):
-        return c.const(False)
-    if isinstance(expr, And):
-        return pc.and_(_strict_arrow(expr.left, c), _strict_arrow(expr.right, c))
-    if isinstance(expr, Or):
-        return pc.or_(_strict_arrow(expr.left, c), _strict_arrow(expr.right, c))
-    assert isinstance(expr, BoundPredicate)
-    return _strict_must(expr, c)
 
 
 def _strict_must(pred: BoundPredicate, c: _Cols) -> Any:

@@ -35,7 +35,7 @@ from decimal import Decimal
 from typing import Any
 
 from icenb.errors import IcebergError, ValidationError
-from icenb.spec.evaluators import row_evaluator
+from icenb.spec.evaluators import prepare_bound, row_evaluator
 from icenb.spec.expressions import (
     ALWAYS_FALSE,
     ALWAYS_TRUE,
@@ -48,13 +48,11 @@ from icenb.spec.expressions import (
     BoundSetPredicate,
     BoundUnaryPredicate,
     Expression,
-    Not,
     Operation,
     Or,
     and_,
     bind,
     or_,
-    rewrite_not,
     unbind,
 )
 from icenb.spec.partition_spec import PartitionField, PartitionSpec
@@ -218,16 +216,7 @@ def _partition_dict(
 
 
 def _bound_row_filter(schema: Schema, expr: Expression, case_sensitive: bool) -> Expression:
-    bound = bind(expr, schema, case_sensitive)
-    return rewrite_not(bound) if _has_not(bound) else bound
-
-
-def _has_not(expr: Expression) -> bool:
-    if isinstance(expr, Not):
-        return True
-    if isinstance(expr, (And, Or)):
-        return _has_not(expr.left) or _has_not(expr.right)
-    return False
+    return prepare_bound(bind(expr, schema, case_sensitive))
 
 
 def _bound_predicates(expr: Expression) -> Iterable[BoundPredicate]:
@@ -359,7 +348,13 @@ def _project_bucket(
 
 
 def _step(source_type: IcebergType, value: Any, delta: int) -> Any:
-    """The representable value ``delta`` steps away (ints: 1; decimals: one unit of scale)."""
+    """The representable value ``delta`` steps away (ints: 1; decimals: one unit of scale).
+
+    Strings and binary have no such neighbour: the value itself stands in, which keeps a
+    projection correct, only less tight (``< b`` projects as ``<= f(b)``).
+    """
+    if isinstance(source_type, (StringType, BinaryType)):
+        return value
     if isinstance(source_type, DecimalType):
         return value + delta * Decimal(1).scaleb(-source_type.scale)
     result = value + delta
@@ -370,11 +365,11 @@ def _step(source_type: IcebergType, value: Any, delta: int) -> Any:
     return result
 
 
-def _project_ordered_numbers(
+def _project_ordered(
     f: Callable[[Any], Any], source_type: IcebergType, pred: BoundPredicate,
     ref: BoundReference, strict: bool,
 ) -> BoundPredicate | None:
-    """Projection for transforms that floor numbers (truncate of numbers, time transforms)."""
+    """Projection for transforms that floor values (truncate, time transforms)."""
     op = pred.op
     if isinstance(pred, BoundSetPredicate):
         if op == (Operation.NOT_IN if strict else Operation.IN):
@@ -413,36 +408,14 @@ def _project_truncate(
     ref: BoundReference, strict: bool,
 ) -> Expression | None:
     f = transform.bind(source_type)
-    if isinstance(source_type, (IntegerType, LongType, DecimalType)):
-        return _project_ordered_numbers(f, source_type, pred, ref, strict)
-    if not isinstance(source_type, (StringType, BinaryType)):
+    if isinstance(source_type, (StringType, BinaryType)):
+        if isinstance(pred, BoundLiteralPredicate) and pred.op in (
+            Operation.STARTS_WITH, Operation.NOT_STARTS_WITH
+        ):
+            return _project_prefix(pred.op, pred.literal, transform.width, f, ref, strict)
+    elif not isinstance(source_type, (IntegerType, LongType, DecimalType)):
         return None
-    op = pred.op
-    if isinstance(pred, BoundSetPredicate):
-        if op == (Operation.NOT_IN if strict else Operation.IN):
-            return _set(op, ref, (f(v) for v in pred.literals))
-        return None
-    if not isinstance(pred, BoundLiteralPredicate):
-        return None
-    b = pred.literal
-    width = transform.width
-    if op in (Operation.STARTS_WITH, Operation.NOT_STARTS_WITH):
-        return _project_prefix(op, b, width, f, ref, strict)
-    if not strict:
-        if op in (Operation.LT, Operation.LT_EQ):
-            return _literal(Operation.LT_EQ, ref, f(b))
-        if op in (Operation.GT, Operation.GT_EQ):
-            return _literal(Operation.GT_EQ, ref, f(b))
-        if op == Operation.EQ:
-            return _literal(Operation.EQ, ref, f(b))
-        return None
-    if op in (Operation.LT, Operation.LT_EQ):
-        return _literal(Operation.LT, ref, f(b))
-    if op in (Operation.GT, Operation.GT_EQ):
-        return _literal(Operation.GT, ref, f(b))
-    if op == Operation.NOT_EQ:
-        return _literal(Operation.NOT_EQ, ref, f(b))
-    return None
+    return _project_ordered(f, source_type, pred, ref, strict)
 
 
 def _project_prefix(
@@ -471,41 +444,34 @@ def _project_time(
     strict: bool,
 ) -> Expression | None:
     f = transform.bind(source_type)
-    projected = _project_ordered_numbers(f, source_type, pred, ref, strict)
+    projected = _project_ordered(f, source_type, pred, ref, strict)
     if projected is None:
         return None
-    return _fix_strict_time(projected) if strict else _fix_inclusive_time(projected)
+    return _fix_time(projected, strict)
 
 
-def _fix_inclusive_time(pred: BoundPredicate) -> Expression | None:
-    """Also accept pre-1970 partition values stored one too large by Iceberg <= 0.10."""
+def _fix_time(pred: BoundPredicate, strict: bool) -> Expression:
+    """Pre-1970 partition values that Iceberg <= 0.10 may have stored one too large.
+
+    Inclusive projections also accept them; strict ones exclude them.
+    """
     ref = pred.term
-    if isinstance(pred, BoundSetPredicate):
+    if isinstance(pred, BoundSetPredicate):  # in / not in: add the values one larger
         values = set(pred.literals)
         values.update(v + 1 for v in pred.literals if v < 0)
         return _set(pred.op, ref, values)
     assert isinstance(pred, BoundLiteralPredicate)
     v = pred.literal
-    if pred.op in (Operation.LT, Operation.LT_EQ) and v < 0:
-        return _literal(pred.op, ref, v + 1)
-    if pred.op == Operation.EQ and v < 0:
-        return _set(Operation.IN, ref, (v, v + 1))
-    return pred
-
-
-def _fix_strict_time(pred: BoundPredicate) -> Expression | None:
-    """Exclude pre-1970 partition values that Iceberg <= 0.10 may have stored one too large."""
-    ref = pred.term
-    if isinstance(pred, BoundSetPredicate):
-        values = set(pred.literals)
-        values.update(v + 1 for v in pred.literals if v < 0)
-        return _set(pred.op, ref, values)
-    assert isinstance(pred, BoundLiteralPredicate)
-    v = pred.literal
-    if pred.op in (Operation.GT, Operation.GT_EQ) and v <= 0:
-        return _literal(pred.op, ref, v + 1)
-    if pred.op == Operation.NOT_EQ and v < 0:
-        return _set(Operation.NOT_IN, ref, (v, v + 1))
+    if strict:
+        if pred.op in (Operation.GT, Operation.GT_EQ) and v <= 0:
+            return _literal(pred.op, ref, v + 1)
+        if pred.op == Operation.NOT_EQ and v < 0:
+            return _set(Operation.NOT_IN, ref, (v, v + 1))
+    else:
+        if pred.op in (Operation.LT, Operation.LT_EQ) and v < 0:
+            return _literal(pred.op, ref, v + 1)
+        if pred.op == Operation.EQ and v < 0:
+            return _set(Operation.IN, ref, (v, v + 1))
     return pred
 
 

@@ -97,10 +97,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from icenb.errors import (
@@ -201,6 +201,27 @@ def _out_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
 def _lower_dialect(dialect: str) -> str:
     """Dialect identity: case-insensitive, like the reference implementation."""
     return dialect.lower()
+
+
+def _check_format_version(fv: int) -> int:
+    if fv != SUPPORTED_VIEW_FORMAT_VERSION:
+        # Spec: "Implementations must throw an exception if the view's version is higher than
+        # the supported version" (draft); the released spec: "must be 1".
+        raise UnsupportedVersion(
+            f"unsupported view format version (icenb reads version "
+            f"{SUPPORTED_VIEW_FORMAT_VERSION})", field="format-version", value=fv)
+    return fv
+
+
+def _unique_ids(ids: Iterable[int], what: str) -> set[int]:
+    """The ids of the schemas or versions (``what``), which must not repeat."""
+    seen: set[int] = set()
+    for i, id_ in enumerate(ids):
+        if id_ in seen:
+            raise InvalidMetadata(f"duplicate {what} id", field=f"{what}s[{i}].{what}-id",
+                                  value=id_)
+        seen.add(id_)
+    return seen
 
 
 # --------------------------------------------------------------------------- released model
@@ -335,8 +356,56 @@ class ViewVersion:
         return self.summary.get("operation")
 
 
+_V = TypeVar("_V", "ViewVersion", "DraftViewVersion")
+
+
+class _ViewMetadataBase(Generic[_V]):
+    """What the released and the draft metadata models share (fields are declared on them)."""
+
+    schemas: tuple[Schema, ...]
+    current_version_id: int
+    versions: tuple[_V, ...]
+    version_log: tuple[ViewHistoryEntry, ...]
+    properties: Mapping[str, str]
+    extra: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        for name in ("schemas", "versions", "version_log"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "properties", _frozen_map(self.properties))
+        object.__setattr__(self, "extra", _frozen_map(self.extra))
+        self._validate()
+
+    def _validate(self) -> None:
+        raise NotImplementedError
+
+    def _check_ids(self) -> set[int]:
+        """Schema and version ids are unique and the current version exists; the schema ids."""
+        schema_ids = _unique_ids((s.schema_id for s in self.schemas), "schema")
+        version_ids = _unique_ids((v.version_id for v in self.versions), "version")
+        if self.current_version_id not in version_ids:
+            raise InvalidMetadata(
+                f"current-version-id is not among the versions (known: {sorted(version_ids)})",
+                field="current-version-id", value=self.current_version_id)
+        return schema_ids
+
+    def version_by_id(self, version_id: int) -> _V | None:
+        """The retained version with ``version_id``, or None."""
+        return next((v for v in self.versions if v.version_id == version_id), None)
+
+    @property
+    def current_version(self) -> _V:
+        """The version named by ``current-version-id`` (always present after validation)."""
+        found = self.version_by_id(self.current_version_id)
+        assert found is not None  # checked in _validate
+        return found
+
+    def schema_by_id(self, schema_id: int) -> Schema | None:
+        return next((s for s in self.schemas if s.schema_id == schema_id), None)
+
+
 @dataclass(frozen=True, kw_only=True)
-class ViewMetadata:
+class ViewMetadata(_ViewMetadataBase["ViewVersion"]):
     """A view metadata file (spec: View Metadata). Immutable; build new ones with ``replace``."""
 
     view_uuid: str
@@ -351,50 +420,24 @@ class ViewMetadata:
     #: The draft this was converted from (not serialized, not compared), or None.
     draft_source: DraftViewMetadata | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        for name in ("schemas", "versions", "version_log"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
-        object.__setattr__(self, "properties", _frozen_map(self.properties))
-        object.__setattr__(self, "extra", _frozen_map(self.extra))
-        self._validate()
-
     def __hash__(self) -> int:
         return hash((self.view_uuid, self.current_version_id, len(self.versions)))
 
     def _validate(self) -> None:
-        if self.format_version != SUPPORTED_VIEW_FORMAT_VERSION:
-            # Spec: View Metadata, format-version "must be 1".
-            raise UnsupportedVersion(
-                f"unsupported view format version (icenb reads version "
-                f"{SUPPORTED_VIEW_FORMAT_VERSION})", field="format-version",
-                value=self.format_version)
+        _check_format_version(self.format_version)
         try:
             UUID(self.view_uuid)
         except (ValueError, TypeError, AttributeError):
             raise InvalidMetadata("view-uuid is not a UUID", field="view-uuid",
                                   value=self.view_uuid) from None
         _check_extra(self.extra, _META_KEYS, "")
-        schema_ids: set[int] = set()
-        for i, s in enumerate(self.schemas):
-            if s.schema_id in schema_ids:
-                raise InvalidMetadata("duplicate schema id", field=f"schemas[{i}].schema-id",
-                                      value=s.schema_id)
-            schema_ids.add(s.schema_id)
-        version_ids: set[int] = set()
+        schema_ids = self._check_ids()
         for i, v in enumerate(self.versions):
-            if v.version_id in version_ids:
-                raise InvalidMetadata("duplicate version id", field=f"versions[{i}].version-id",
-                                      value=v.version_id)
-            version_ids.add(v.version_id)
             if v.schema_id not in schema_ids:
                 raise InvalidMetadata(
                     f"view version {v.version_id} refers to a schema that is not in schemas "
                     f"(known: {sorted(schema_ids)})", field=f"versions[{i}].schema-id",
                     value=v.schema_id)
-        if self.current_version_id not in version_ids:
-            raise InvalidMetadata(
-                f"current-version-id is not among the versions (known: {sorted(version_ids)})",
-                field="current-version-id", value=self.current_version_id)
 
     # -- lookups ---------------------------------------------------------------------
     @property
@@ -406,26 +449,6 @@ class ViewMetadata:
     def converted_from_draft(self) -> bool:
         """Whether this metadata was converted from an early-draft document."""
         return self.draft_source is not None
-
-    def version_by_id(self, version_id: int) -> ViewVersion | None:
-        """The retained version with ``version_id``, or None."""
-        for v in self.versions:
-            if v.version_id == version_id:
-                return v
-        return None
-
-    @property
-    def current_version(self) -> ViewVersion:
-        """The version named by ``current-version-id`` (always present after validation)."""
-        found = self.version_by_id(self.current_version_id)
-        assert found is not None  # checked in _validate
-        return found
-
-    def schema_by_id(self, schema_id: int) -> Schema | None:
-        for s in self.schemas:
-            if s.schema_id == schema_id:
-                return s
-        return None
 
     def schema_for_version(self, version: int | ViewVersion) -> Schema:
         """The schema of a version (by id or object); ``NotFound`` for an unknown version id."""
@@ -544,7 +567,7 @@ class DraftViewVersion:
 
 
 @dataclass(frozen=True, kw_only=True)
-class DraftViewMetadata:
+class DraftViewMetadata(_ViewMetadataBase["DraftViewVersion"]):
     """A view metadata document written to the early view-spec draft (kept as written)."""
 
     format_version: int = SUPPORTED_VIEW_FORMAT_VERSION
@@ -558,13 +581,6 @@ class DraftViewMetadata:
     view_uuid: str | None = None
     extra: Mapping[str, Any] = field(default_factory=_empty)
 
-    def __post_init__(self) -> None:
-        for name in ("schemas", "versions", "version_log"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
-        object.__setattr__(self, "properties", _frozen_map(self.properties))
-        object.__setattr__(self, "extra", _frozen_map(self.extra))
-        self._validate()
-
     def __hash__(self) -> int:
         return hash((self.location, self.current_version_id, len(self.versions)))
 
@@ -573,22 +589,12 @@ class DraftViewMetadata:
             raise UnsupportedVersion("unsupported view format version (the draft defines only 1)",
                                      field="format-version", value=self.format_version)
         _check_extra(self.extra, _DRAFT_META_KEYS, "")
-        schema_ids: set[int] = set()
-        for i, s in enumerate(self.schemas):
-            if s.schema_id in schema_ids:
-                raise InvalidMetadata("duplicate schema id", field=f"schemas[{i}].schema-id",
-                                      value=s.schema_id)
-            schema_ids.add(s.schema_id)
+        schema_ids = self._check_ids()
         if self.current_schema_id is not None and self.current_schema_id not in schema_ids:
             raise InvalidMetadata(f"current-schema-id is not among the schemas "
                                   f"(known: {sorted(schema_ids)})", field="current-schema-id",
                                   value=self.current_schema_id)
-        version_ids: set[int] = set()
         for i, v in enumerate(self.versions):
-            if v.version_id in version_ids:
-                raise InvalidMetadata("duplicate version id", field=f"versions[{i}].version-id",
-                                      value=v.version_id)
-            version_ids.add(v.version_id)
             for j, rep in enumerate(v.representations):
                 if (isinstance(rep, DraftSQLViewRepresentation) and rep.schema_id is not None
                         and rep.schema_id not in schema_ids):
@@ -597,28 +603,6 @@ class DraftViewMetadata:
                         f"(known: {sorted(schema_ids)})",
                         field=f"versions[{i}].representations[{j}].schema-id",
                         value=rep.schema_id)
-        if self.current_version_id not in version_ids:
-            raise InvalidMetadata(
-                f"current-version-id is not among the versions (known: {sorted(version_ids)})",
-                field="current-version-id", value=self.current_version_id)
-
-    def version_by_id(self, version_id: int) -> DraftViewVersion | None:
-        for v in self.versions:
-            if v.version_id == version_id:
-                return v
-        return None
-
-    @property
-    def current_version(self) -> DraftViewVersion:
-        found = self.version_by_id(self.current_version_id)
-        assert found is not None  # checked in _validate
-        return found
-
-    def schema_by_id(self, schema_id: int) -> Schema | None:
-        for s in self.schemas:
-            if s.schema_id == schema_id:
-                return s
-        return None
 
     def to_released(self, *, view_uuid: str | UUID | None = None) -> ViewMetadata:
         """Convert to the released model (module docstring: "Draft to released conversion")."""
@@ -853,20 +837,29 @@ def _representation(raw: Any, path: str, *, draft: bool) -> Any:
     )
 
 
-def _released_version(raw: Any, path: str) -> ViewVersion:
+def _version_fields(
+    raw: Any, path: str, *, draft: bool
+) -> tuple[Mapping[str, Any], str, dict[str, Any]]:
+    """A version object, its field path prefix, and the fields both forms share (parsed)."""
     v = _as_obj(raw, path)
     where = path + "."
     reps_path = where + "representations"
-    version_id = _as_int(_get(v, "version-id", where), where + "version-id")
+    return v, where, {
+        "version_id": _as_int(_get(v, "version-id", where), where + "version-id"),
+        "timestamp_ms": _as_int(_get(v, "timestamp-ms", where), where + "timestamp-ms"),
+        "summary": _as_str_map(_get(v, "summary", where), where + "summary"),
+        "representations": tuple(
+            _representation(r, f"{reps_path}[{i}]", draft=draft)
+            for i, r in enumerate(_as_list(_get(v, "representations", where), reps_path))),
+    }
+
+
+def _released_version(raw: Any, path: str) -> ViewVersion:
+    v, where, common = _version_fields(raw, path, draft=False)
     try:
         return ViewVersion(
-            version_id=version_id,
-            timestamp_ms=_as_int(_get(v, "timestamp-ms", where), where + "timestamp-ms"),
+            **common,
             schema_id=_as_int(_get(v, "schema-id", where), where + "schema-id"),
-            summary=_as_str_map(_get(v, "summary", where), where + "summary"),
-            representations=tuple(
-                _representation(r, f"{reps_path}[{i}]", draft=False)
-                for i, r in enumerate(_as_list(_get(v, "representations", where), reps_path))),
             default_catalog=_opt_str(v, "default-catalog", where),
             default_namespace=_as_str_list(_get(v, "default-namespace", where),
                                            where + "default-namespace"),
@@ -887,73 +880,44 @@ def _prefixed(e: IcebergError, where: str) -> IcebergError:
 
 
 def _draft_version(raw: Any, path: str) -> DraftViewVersion:
-    v = _as_obj(raw, path)
-    where = path + "."
-    reps_path = where + "representations"
+    v, where, common = _version_fields(raw, path, draft=True)
     parent = v.get("parent-version-id")
     return DraftViewVersion(
-        version_id=_as_int(_get(v, "version-id", where), where + "version-id"),
+        **common,
         parent_version_id=None if parent is None else _as_int(parent, where + "parent-version-id"),
-        timestamp_ms=_as_int(_get(v, "timestamp-ms", where), where + "timestamp-ms"),
-        summary=_as_str_map(_get(v, "summary", where), where + "summary"),
-        representations=tuple(
-            _representation(r, f"{reps_path}[{i}]", draft=True)
-            for i, r in enumerate(_as_list(_get(v, "representations", where), reps_path))),
         extra=_unknown(v, _DRAFT_VERSION_KEYS),
     )
 
 
-def _format_version(obj: Mapping[str, Any]) -> int:
-    fv = _as_int(_get(obj, "format-version", ""), "format-version")
-    if fv != SUPPORTED_VIEW_FORMAT_VERSION:
-        # Spec: "Implementations must throw an exception if the view's version is higher than
-        # the supported version" (draft); the released spec: "must be 1".
-        raise UnsupportedVersion(
-            f"unsupported view format version (icenb reads version "
-            f"{SUPPORTED_VIEW_FORMAT_VERSION})", field="format-version", value=fv)
-    return fv
+def _metadata_fields(obj: Mapping[str, Any], version: Callable[[Any, str], Any]) -> dict[str, Any]:
+    """The fields the released and the draft metadata share, parsed (versions by ``version``)."""
+    props = obj.get("properties")
+    return {
+        "format_version": _check_format_version(
+            _as_int(_get(obj, "format-version", ""), "format-version")),
+        "location": _as_str(_get(obj, "location", ""), "location"),
+        "current_version_id": _as_int(_get(obj, "current-version-id", ""), "current-version-id"),
+        "versions": tuple(version(v, f"versions[{i}]")
+                          for i, v in enumerate(_as_list(_get(obj, "versions", ""), "versions"))),
+        "version_log": _log(_get(obj, "version-log", ""), "version-log"),
+        "properties": {} if props is None else _as_str_map(props, "properties"),
+    }
 
 
 def _released_from_obj(obj: Mapping[str, Any]) -> ViewMetadata:
-    fv = _format_version(obj)
-    view_uuid = _as_str(_get(obj, "view-uuid", ""), "view-uuid")
-    location = _as_str(_get(obj, "location", ""), "location")
-    schemas = _schemas(_get(obj, "schemas", ""), "schemas")
-    current = _as_int(_get(obj, "current-version-id", ""), "current-version-id")
-    versions = tuple(_released_version(v, f"versions[{i}]")
-                     for i, v in enumerate(_as_list(_get(obj, "versions", ""), "versions")))
-    log = _log(_get(obj, "version-log", ""), "version-log")
-    props = obj.get("properties")
     return ViewMetadata(
-        view_uuid=view_uuid,
-        format_version=fv,
-        location=location,
-        schemas=schemas,
-        current_version_id=current,
-        versions=versions,
-        version_log=log,
-        properties={} if props is None else _as_str_map(props, "properties"),
+        **_metadata_fields(obj, _released_version),
+        view_uuid=_as_str(_get(obj, "view-uuid", ""), "view-uuid"),
+        schemas=_schemas(_get(obj, "schemas", ""), "schemas"),
         extra=_unknown(obj, _META_KEYS),
     )
 
 
 def _draft_from_obj(obj: Mapping[str, Any]) -> DraftViewMetadata:
-    fv = _format_version(obj)
-    location = _as_str(_get(obj, "location", ""), "location")
-    current = _as_int(_get(obj, "current-version-id", ""), "current-version-id")
-    versions = tuple(_draft_version(v, f"versions[{i}]")
-                     for i, v in enumerate(_as_list(_get(obj, "versions", ""), "versions")))
-    log = _log(_get(obj, "version-log", ""), "version-log")
-    props = obj.get("properties")
     raw_schemas = obj.get("schemas")
     current_schema = obj.get("current-schema-id")
     return DraftViewMetadata(
-        format_version=fv,
-        location=location,
-        current_version_id=current,
-        versions=versions,
-        version_log=log,
-        properties={} if props is None else _as_str_map(props, "properties"),
+        **_metadata_fields(obj, _draft_version),
         schemas=() if raw_schemas is None else _schemas(raw_schemas, "schemas"),
         current_schema_id=None if current_schema is None
         else _as_int(current_schema, "current-schema-id"),
