@@ -163,6 +163,36 @@ def test_layer_check_sees_violations() -> None:
     assert not any(n.startswith(("icenb.widgets", "IPython")) for n in names)
 
 
+# DESIGN.md: "PyIceberg and Iceberg Java are peers to test against, never runtime dependencies."
+# PyIceberg is installed with the dev extra, so only this check catches an import of it.
+PEERS = ("pyiceberg",)
+
+
+def _peer_imports(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, name) of every import of a peer anywhere in a module, lazy imports included."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if any(_matches(n, p) for p in PEERS)]
+    return found
+
+
+def test_icenb_never_imports_its_peers() -> None:
+    report = [
+        f"{path.relative_to(REPO)}:{line} imports {name}"
+        for _, _, path in _modules()
+        for line, name in _peer_imports(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not report, "\n".join(report)
+    sample = ast.parse("def f():\n    from pyiceberg.table import metadata\nimport pyicebergx\n")
+    assert _peer_imports(sample) == [(2, "pyiceberg.table")]
+
+
 def test_readme_commands_are_make_targets() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")

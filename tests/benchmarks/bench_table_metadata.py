@@ -1,8 +1,12 @@
 """Benchmark: loading table metadata with 10,000 snapshots (DESIGN.md "Metadata at columnar speed").
 
 Prints ``json.load`` of the file against icenb's loader (lazy snapshots and logs), icenb's strict
-load (every snapshot parsed and checked), a few lookups, writing, and PyIceberg when it is
-importable. Figures are medians of several runs; nothing here asserts on time.
+load (every snapshot parsed and checked), a few lookups, writing, and two peers timed in the same
+run on the same file: PyIceberg (``TableMetadataUtil.parse_raw``; a dev dependency) and Iceberg
+Java (``TableMetadataParser.fromJson`` in a warmed-up JVM, tests/reference/java_bench.py in the
+reference environment). Figures are medians of RUNS runs; nothing here asserts on time. A peer
+that is not installed is reported as skipped; a peer that fails, or reads a different number of
+snapshots, fails the benchmark.
 
 Run: ``python tests/benchmarks/bench_table_metadata.py`` or
 ``pytest -s tests/benchmarks/bench_table_metadata.py``.
@@ -14,6 +18,7 @@ import gc
 import json
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,9 +31,12 @@ if __name__ == "__main__":  # run as a script from a checkout
 
 import icenb.spec.table_metadata as tm
 from icenb.spec.table_metadata import table_metadata_from_json, to_json_string
+from tests.reference_fixtures import REFERENCE_DIR, ReferenceEnvError, reference_python
 
 N_SNAPSHOTS = 10_000
 RUNS = 7
+JAVA_WARMUP = 20  # parses before timing, for the JIT
+JAVA_TIMEOUT_S = 300
 
 
 def synthetic_metadata(n: int = N_SNAPSHOTS, seed: int = 7) -> dict[str, Any]:
@@ -122,12 +130,36 @@ def median_time(fn: Callable[[], Any], runs: int = RUNS) -> float:
     return statistics.median(times)
 
 
-def pyiceberg_loader() -> Callable[[bytes], Any] | None:
+def pyiceberg_loader() -> Callable[[str], Any] | None:
+    """PyIceberg's parser of metadata JSON text (what its catalogs call), if installed."""
     try:
-        from pyiceberg.table.metadata import TableMetadataUtil  # type: ignore[import-not-found]
+        from pyiceberg.table.metadata import TableMetadataUtil
     except ImportError:
         return None
-    return lambda data: TableMetadataUtil.parse_raw(data)
+    return TableMetadataUtil.parse_raw
+
+
+def java_parse_times(path: Path, runs: int = RUNS) -> dict[str, Any] | str:
+    """Iceberg Java's fromJson timings on ``path`` (java_bench.py), or why the peer is skipped.
+
+    A missing reference environment skips the peer; anything else going wrong raises.
+    """
+    try:
+        python = reference_python()
+    except ReferenceEnvError as exc:
+        return str(exc).split(":")[0]
+    proc = subprocess.run(
+        [str(python), str(REFERENCE_DIR / "java_bench.py"), str(path), str(runs),
+         "--warmup", str(JAVA_WARMUP)],
+        cwd=path.parent, capture_output=True, timeout=JAVA_TIMEOUT_S, check=False,
+    )
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stderr.decode(errors="replace").splitlines()[-30:])
+        raise RuntimeError(f"java_bench.py failed (exit {proc.returncode}):\n{tail}")
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    if doc["snapshots"] != N_SNAPSHOTS:
+        raise RuntimeError(f"Iceberg Java read {doc['snapshots']} snapshots, not {N_SNAPSHOTS}")
+    return doc
 
 
 def run() -> dict[str, float]:
@@ -167,8 +199,11 @@ def run() -> dict[str, float]:
                 tm._orjson = saved
         peer = pyiceberg_loader()
         if peer is not None:
+            n = len(peer(path.read_text(encoding="utf-8")).snapshots)
+            if n != N_SNAPSHOTS:
+                raise RuntimeError(f"PyIceberg read {n} snapshots, not {N_SNAPSHOTS}")
             figures["PyIceberg TableMetadataUtil.parse_raw"] = median_time(
-                lambda: peer(path.read_bytes()), runs=3)
+                lambda: peer(path.read_text(encoding="utf-8")))
         md = icenb_strict()
         figures["icenb write (to_json_string)"] = median_time(lambda: to_json_string(md))
         if tm._orjson is not None:
@@ -177,15 +212,29 @@ def run() -> dict[str, float]:
                 figures["icenb write, stdlib json"] = median_time(lambda: to_json_string(md))
             finally:
                 tm._orjson = saved
+        java = java_parse_times(path)  # last: no JVM runs while Python is timed
 
+    if isinstance(java, dict):
+        figures["Iceberg Java fromJson(String), wall"] = statistics.median(java["wall_s"])
+        figures["Iceberg Java fromJson(String), thread CPU"] = statistics.median(
+            java["thread_cpu_s"])
     base = figures["json.load"]
     print(f"\ntable metadata: {N_SNAPSHOTS} snapshots, {N_SNAPSHOTS} snapshot-log entries, "
           f"{size_mb:.1f} MB; median of {RUNS} runs; orjson "
-          f"{'used' if tm._orjson is not None else 'not installed'}")
+          f"{'used' if tm._orjson is not None else 'not installed'}\n"
+          "  (Python rows: process CPU time; peers parse the same file in the same run)")
     for name, seconds in figures.items():
-        print(f"  {name:<42} {seconds * 1000:8.1f} ms   {seconds / base:5.2f}x json.load")
+        print(f"  {name:<44} {seconds * 1000:8.1f} ms   {seconds / base:5.2f}x json.load")
     if peer is None:
         print("  PyIceberg: not importable in this environment (peer skipped)")
+    if isinstance(java, dict):
+        print(f"  Iceberg Java: {java['java']['iceberg'].split(' (')[0]} on Java "
+              f"{java['java']['java']}, parse only (the text is a Java String already) after "
+              f"{java['warmup']} warm-up parses;\n"
+              f"    each run includes one Py4J call (~{java['call_overhead_s'] * 1000:.1f} ms); "
+              "thread CPU leaves out the JIT and GC threads")
+    else:
+        print(f"  Iceberg Java: peer skipped ({java})")
     return figures
 
 

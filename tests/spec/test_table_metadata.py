@@ -64,7 +64,7 @@ SCHEMA_JSON = {
 }
 
 
-def v1_doc() -> dict[str, Any]:
+def _v1_doc() -> dict[str, Any]:
     """A v1 document as old writers produced it: only ``schema`` and ``partition-spec``.
 
     Values are the spec's Appendix C examples where it gives them.
@@ -91,7 +91,7 @@ def v1_doc() -> dict[str, Any]:
     }
 
 
-def v2_doc() -> dict[str, Any]:
+def _v2_doc() -> dict[str, Any]:
     """A v2 document with history: three snapshots, a branch and a tag, two schemas/specs."""
     return {
         "format-version": 2,
@@ -158,7 +158,7 @@ def v2_doc() -> dict[str, Any]:
     }
 
 
-def v3_doc() -> dict[str, Any]:
+def _v3_doc() -> dict[str, Any]:
     """A v3 document with row lineage and encryption keys (released v3 field names)."""
     doc = v2_doc()
     doc["format-version"] = 3
@@ -170,6 +170,19 @@ def v3_doc() -> dict[str, Any]:
         s["added-rows"] = 50
     doc["snapshots"][2]["key-id"] = "k1"
     return doc
+
+
+def v1_doc() -> dict[str, Any]:
+    """A fresh copy: tests may change their document without touching the shared constants."""
+    return copy.deepcopy(_v1_doc())
+
+
+def v2_doc() -> dict[str, Any]:
+    return copy.deepcopy(_v2_doc())
+
+
+def v3_doc() -> dict[str, Any]:
+    return copy.deepcopy(_v3_doc())
 
 
 def load(doc: dict[str, Any], **kw: Any) -> TableMetadata:
