@@ -296,8 +296,11 @@ def _f32_text(x: float) -> str:
     f = _to_f32(x)
     for precision in range(1, 10):
         text = f"{f:.{precision}g}"
-        if _to_f32(float(text)) == f:
-            return repr(float(text))
+        try:
+            if _to_f32(float(text)) == f:
+                return repr(float(text))
+        except OverflowError:  # a short text of a value near the float32 maximum rounds past it
+            continue
     return repr(f)  # pragma: no cover - 9 significant digits always suffice
 
 

@@ -999,3 +999,10 @@ def test_schema_default_with_wrong_decimal_scale_names_the_field() -> None:
     with pytest.raises(InvalidMetadata, match="scale") as info:
         schema_from_json(doc)
     assert info.value.field == "schema.d.initial-default"
+
+
+def test_float_json_near_the_float32_maximum() -> None:
+    """Found by hypothesis: a short text of such a value rounds above the float32 range."""
+    v = 3.4025001647762064e38
+    assert values.from_json(FloatType(), values.to_json(FloatType(), v)) == values.coerce(
+        FloatType(), v)
