@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 from icenb.errors import (
     IcebergError,
@@ -28,6 +28,16 @@ from icenb.errors import (
     UnsupportedFeature,
     UnsupportedVersion,
     ValidationError,
+)
+from icenb.spec._json_fields import (
+    as_object,
+    field_path,
+    int_value,
+    invalid,
+    missing_field,
+    opt_int,
+    req_str,
+    require,
 )
 from icenb.spec.schema import Schema
 from icenb.spec.transforms import Transform, parse_transform
@@ -56,6 +66,8 @@ __all__ = [
     "transform_from_json",
     "unified_partition_type",
 ]
+
+T = TypeVar("T")
 
 #: First partition field id; v1 readers assign ids 1000, 1001, ... by position.
 #: Spec: Appendix C "Partition Specs" (field-id), "Partition Evolution".
@@ -90,6 +102,30 @@ def _check_version(format_version: int) -> None:
                                  value=format_version)
 
 
+def _source_ids(ids: Any, what: str, label: str) -> tuple[int, ...]:
+    """A partition or sort field's source column ids: one int, or a non-empty sequence of ints."""
+    out = (ids,) if isinstance(ids, int) and not isinstance(ids, bool) else tuple(ids)
+    if not out or not all(isinstance(i, int) and not isinstance(i, bool) for i in out):
+        raise ValidationError(f"a {what} field needs one or more integer source ids",
+                              field=label, value=ids)
+    return out
+
+
+def _sources(sources: Any, what: str) -> tuple[str | int, ...]:
+    """The columns a user names for a partition or sort field: one name or id, or several."""
+    out = tuple((sources,) if isinstance(sources, (str, int)) else sources)
+    if not out:
+        raise ValidationError(f"a {what} field needs a source column", field="sources")
+    return out
+
+
+def _single(items: list[T], what: str, text: str) -> T:
+    """The one item parsed from a user's ``text``."""
+    if len(items) != 1:
+        raise ValidationError(f"expected exactly one {what}", field="term", value=text)
+    return items[0]
+
+
 # --------------------------------------------------------------------------- model
 
 
@@ -107,14 +143,8 @@ class PartitionField:
     name: str
 
     def __post_init__(self) -> None:
-        ids: Any = self.source_ids
-        if isinstance(ids, int) and not isinstance(ids, bool):
-            ids = (ids,)
-        ids = tuple(ids)
-        if not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-            raise ValidationError("a partition field needs one or more integer source ids",
-                                  field=str(self.name), value=self.source_ids)
-        object.__setattr__(self, "source_ids", ids)
+        object.__setattr__(self, "source_ids",
+                           _source_ids(self.source_ids, "partition", str(self.name)))
         if not isinstance(self.field_id, int) or isinstance(self.field_id, bool):
             raise ValidationError("partition field id must be an int", field=str(self.name),
                                   value=self.field_id)
@@ -355,12 +385,6 @@ def _check_source(name: str, source_id: int, t: Transform, schema: Schema) -> No
 # --------------------------------------------------------------------------- JSON
 
 
-def _int_value(value: Any, where: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InvalidMetadata("wrong JSON type, expected an int", field=where, value=value)
-    return value
-
-
 def source_ids_from_json(obj: Mapping[str, Any], where: str) -> tuple[int, ...]:
     """Read ``source-ids`` / ``source-id`` of a partition or sort field (Appendix C, E).
 
@@ -372,15 +396,15 @@ def source_ids_from_json(obj: Mapping[str, Any], where: str) -> tuple[int, ...]:
     if ids is not None:
         if not isinstance(ids, list) or not ids:
             raise InvalidMetadata("source-ids must be a non-empty list of ints",
-                                  field=f"{where}.source-ids", value=ids)
-        out = tuple(_int_value(i, f"{where}.source-ids") for i in ids)
-        if sid is not None and _int_value(sid, f"{where}.source-id") != out[0]:
+                                  field=field_path(where, "source-ids"), value=ids)
+        out = tuple(int_value(i, where, "source-ids", bits=None) for i in ids)
+        if sid is not None and int_value(sid, where, "source-id", bits=None) != out[0]:
             raise InvalidMetadata("source-id must be the first element of source-ids",
-                                  field=f"{where}.source-id", value=sid)
+                                  field=field_path(where, "source-id"), value=sid)
         return out
     if sid is None:
-        raise InvalidMetadata("missing required field", field=f"{where}.source-ids")
-    return (_int_value(sid, f"{where}.source-id"),)
+        raise missing_field(where, "source-ids")
+    return (int_value(sid, where, "source-id", bits=None),)
 
 
 def source_ids_to_json(out: dict[str, Any], source_ids: tuple[int, ...],
@@ -412,21 +436,16 @@ def transform_from_json(value: Any, where: str) -> Transform:
 
 
 def _field_from_json(obj: Any, where: str, auto_id: int) -> PartitionField:
-    if not isinstance(obj, Mapping):
-        raise InvalidMetadata("a partition field must be a JSON object", field=where, value=obj)
-    name = obj.get("name")
-    if not isinstance(name, str):
-        raise InvalidMetadata("missing or non-string partition field name",
-                              field=f"{where}.name", value=name)
+    obj = as_object(obj, where, "a partition field")
+    name = req_str(obj, "name", where)
     path = f"{where}({name})"
-    if "transform" not in obj:
-        raise InvalidMetadata("missing required field", field=f"{path}.transform")
-    transform = transform_from_json(obj["transform"], f"{path}.transform")
+    transform = transform_from_json(require(obj, "transform", path),
+                                    field_path(path, "transform"))
     source_ids = source_ids_from_json(obj, path)
-    raw_id = obj.get("field-id")
-    field_id = auto_id if raw_id is None else _int_value(raw_id, f"{path}.field-id")
+    field_id = opt_int(obj, "field-id", path, bits=None)
     try:
-        return PartitionField(source_ids, field_id, transform, name)
+        return PartitionField(source_ids, auto_id if field_id is None else field_id, transform,
+                              name)
     except InvalidMetadata:
         raise
     except ValidationError as e:
@@ -455,8 +474,7 @@ def partition_fields_from_json(
     try:
         return PartitionSpec(spec_id, tuple(fields))
     except ValidationError as e:
-        raise InvalidMetadata(e.message, field=f"{where}.{e.field}" if e.field else where,
-                              **({"value": e.value} if e.has_value else {})) from None
+        raise invalid(e, where) from None
 
 
 def partition_spec_from_json(
@@ -470,13 +488,10 @@ def partition_spec_from_json(
     """
     if isinstance(obj, list):
         return partition_fields_from_json(obj, format_version=format_version, where=where)
-    if not isinstance(obj, Mapping):
-        raise InvalidMetadata("a partition spec must be a JSON object", field=where, value=obj)
-    spec_id = _int_value(obj.get("spec-id", 0), f"{where}.spec-id")
-    if "fields" not in obj:
-        raise InvalidMetadata("missing required field", field=f"{where}.fields")
-    return partition_fields_from_json(obj["fields"], format_version=format_version,
-                                      spec_id=spec_id, where=f"{where}.fields")
+    obj = as_object(obj, where, "a partition spec")
+    spec_id = opt_int(obj, "spec-id", where, bits=None) or 0
+    return partition_fields_from_json(require(obj, "fields", where), format_version=format_version,
+                                      spec_id=spec_id, where=field_path(where, "fields"))
 
 
 def partition_fields_to_json(spec: PartitionSpec, format_version: int) -> list[dict[str, Any]]:
@@ -667,6 +682,16 @@ class _TermParser:
     def at_end(self) -> bool:
         return self.peek().kind == "end"
 
+    def comma_list(self, item: Callable[[], T], expected: str = "',' or the end") -> list[T]:
+        """``item()`` for each comma-separated item, up to the end of the text."""
+        out = [item()]
+        while self.at_punct(","):
+            self.next()
+            out.append(item())
+        if not self.at_end():
+            raise self.error(f"expected {expected}")
+        return out
+
     # -- grammar
     def dotted_name(self) -> str:
         parts = [self.identifier()]
@@ -758,12 +783,7 @@ class UnboundPartitionField:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        src: Any = self.sources
-        if isinstance(src, (str, int)):
-            src = (src,)
-        object.__setattr__(self, "sources", tuple(src))
-        if not self.sources:
-            raise ValidationError("a partition field needs a source column", field="sources")
+        object.__setattr__(self, "sources", _sources(self.sources, "partition"))
 
     def bind(self, schema: Schema, *, case_sensitive: bool = True
              ) -> tuple[tuple[int, ...], tuple[str, ...]]:
@@ -789,28 +809,21 @@ class UnboundPartitionField:
 def parse_partition_fields(text: str) -> list[UnboundPartitionField]:
     """Parse a comma-separated list of partition terms, each optionally ``AS name``."""
     p = _TermParser(text)
-    out: list[UnboundPartitionField] = []
-    while True:
+
+    def item() -> UnboundPartitionField:
         sources, transform = p.term()
         name: str | None = None
         if p.at_keyword("as"):
             p.next()
             name = p.dotted_name()
-        out.append(UnboundPartitionField(sources, transform, name))
-        if p.at_punct(","):
-            p.next()
-            continue
-        if not p.at_end():
-            raise p.error("expected ',' or the end")
-        return out
+        return UnboundPartitionField(sources, transform, name)
+
+    return p.comma_list(item)
 
 
 def parse_partition_field(text: str) -> UnboundPartitionField:
     """Parse what a user types for one partition field: ``day(ts)``, ``bucket(16, id) AS b``."""
-    fields = parse_partition_fields(text)
-    if len(fields) != 1:
-        raise ValidationError("expected exactly one partition field", field="term", value=text)
-    return fields[0]
+    return _single(parse_partition_fields(text), "partition field", text)
 
 
 def default_partition_name(column: str, transform: Transform, *, evolution: bool = False) -> str:

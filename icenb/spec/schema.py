@@ -12,6 +12,18 @@ from functools import cached_property
 from typing import Any
 
 from icenb.errors import IcebergError, InvalidMetadata, ValidationError
+from icenb.spec._json_fields import (
+    as_object,
+    field_path,
+    int_value,
+    invalid,
+    json_list,
+    opt_int,
+    opt_str,
+    req_bool,
+    req_int,
+    req_str,
+)
 from icenb.spec.types import (
     DateType,
     DecimalType,
@@ -378,22 +390,6 @@ class _SchemaIndex:
 # --------------------------------------------------------------------------- JSON
 
 
-def _require(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if key not in obj:
-        raise InvalidMetadata("missing required field", field=f"{where}{key}")
-    value = obj[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InvalidMetadata("wrong JSON type", field=f"{where}{key}", value=value)
-    return value
-
-
-def _int(obj: Mapping[str, Any], key: str, where: str) -> int:
-    value = _require(obj, key, int, where)
-    if isinstance(value, bool):
-        raise InvalidMetadata("wrong JSON type", field=f"{where}{key}", value=value)
-    return int(value)
-
-
 def type_from_json(obj: Any, *, where: str = "type") -> IcebergType:
     """Parse an Appendix C type JSON (a string for primitives, an object for nested types)."""
     if isinstance(obj, str):
@@ -405,39 +401,36 @@ def type_from_json(obj: Any, *, where: str = "type") -> IcebergType:
         raise InvalidMetadata("a type must be a string or an object", field=where, value=obj)
     kind = obj.get("type")
     if kind == "struct":
-        raw_fields = _require(obj, "fields", list, where + ".")
+        raw_fields = json_list(obj, "fields", where, required=True)
         return StructType(*(field_from_json(f, where=where) for f in raw_fields))
     if kind == "list":
         return ListType(
-            _int(obj, "element-id", where + "."),
-            type_from_json(obj.get("element"), where=where + ".element"),
-            bool(_require(obj, "element-required", bool, where + ".")),
+            req_int(obj, "element-id", where, bits=None),
+            type_from_json(obj.get("element"), where=field_path(where, "element")),
+            req_bool(obj, "element-required", where),
         )
     if kind == "map":
         return MapType(
-            _int(obj, "key-id", where + "."),
-            type_from_json(obj.get("key"), where=where + ".key"),
-            _int(obj, "value-id", where + "."),
-            type_from_json(obj.get("value"), where=where + ".value"),
-            bool(_require(obj, "value-required", bool, where + ".")),
+            req_int(obj, "key-id", where, bits=None),
+            type_from_json(obj.get("key"), where=field_path(where, "key")),
+            req_int(obj, "value-id", where, bits=None),
+            type_from_json(obj.get("value"), where=field_path(where, "value")),
+            req_bool(obj, "value-required", where),
         )
-    raise InvalidMetadata("unknown nested type", field=where + ".type", value=kind)
+    raise InvalidMetadata("unknown nested type", field=field_path(where, "type"), value=kind)
 
 
 def field_from_json(obj: Any, *, where: str = "fields") -> NestedField:
     """Parse one struct field object (Appendix C), including its default values."""
     from icenb.spec import values  # values depend on types only; imported late to stay light
 
-    if not isinstance(obj, Mapping):
-        raise InvalidMetadata("a struct field must be an object", field=where, value=obj)
-    name = _require(obj, "name", str, where + ".")
-    path = f"{where}.{name}"
-    field_id = _int(obj, "id", path + ".")
-    required = _require(obj, "required", bool, path + ".")
-    field_type = type_from_json(obj.get("type"), where=path + ".type")
-    doc = obj.get("doc")
-    if doc is not None and not isinstance(doc, str):
-        raise InvalidMetadata("wrong JSON type", field=path + ".doc", value=doc)
+    obj = as_object(obj, where, "a struct field")
+    name = req_str(obj, "name", where)
+    path = field_path(where, name)
+    field_id = req_int(obj, "id", path, bits=None)
+    required = req_bool(obj, "required", path)
+    field_type = type_from_json(obj.get("type"), where=field_path(path, "type"))
+    doc = opt_str(obj, "doc", path)
     defaults: list[Any] = []
     for key in ("initial-default", "write-default"):
         raw = obj.get(key)
@@ -495,29 +488,21 @@ def field_to_json(f: NestedField) -> dict[str, Any]:
 
 def schema_from_json(obj: Any, *, where: str = "schema") -> Schema:
     """Parse a schema object (Appendix C): a struct plus ``schema-id``, ``identifier-field-ids``."""
-    if not isinstance(obj, Mapping):
-        raise InvalidMetadata("a schema must be a JSON object", field=where, value=obj)
+    obj = as_object(obj, where, "a schema")
     if obj.get("type", "struct") != "struct":
-        raise InvalidMetadata("a schema must be a struct", field=where + ".type",
+        raise InvalidMetadata("a schema must be a struct", field=field_path(where, "type"),
                               value=obj.get("type"))
-    schema_id = obj.get("schema-id", 0)
-    if not isinstance(schema_id, int) or isinstance(schema_id, bool):
-        raise InvalidMetadata("wrong JSON type", field=where + ".schema-id", value=schema_id)
-    raw_fields = _require(obj, "fields", list, where + ".")
-    ident = obj.get("identifier-field-ids") or []
-    if not isinstance(ident, list) or not all(
-        isinstance(i, int) and not isinstance(i, bool) for i in ident
-    ):
-        raise InvalidMetadata("identifier-field-ids must be a list of ints",
-                              field=where + ".identifier-field-ids", value=ident)
+    schema_id = opt_int(obj, "schema-id", where, bits=None) or 0
+    raw_fields = json_list(obj, "fields", where, required=True)
+    ident = [int_value(i, where, "identifier-field-ids", bits=None)
+             for i in json_list(obj, "identifier-field-ids", where)]
     fields = [field_from_json(f, where=where) for f in raw_fields]
     try:
         return Schema(*fields, schema_id=schema_id, identifier_field_ids=tuple(ident))
     except InvalidMetadata:
         raise
     except ValidationError as e:
-        raise InvalidMetadata(e.message, field=f"{where}.{e.field}" if e.field else where,
-                              **({"value": e.value} if e.has_value else {})) from None
+        raise invalid(e, where) from None
 
 
 def schema_to_json(schema: Schema) -> dict[str, Any]:

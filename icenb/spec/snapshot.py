@@ -21,6 +21,26 @@ from types import MappingProxyType
 from typing import Any
 
 from icenb.errors import InvalidMetadata, ValidationError
+from icenb.spec._json_fields import (
+    INT_MAX,
+    INT_MIN,
+    LONG_MAX,
+    LONG_MIN,
+    as_object,
+    field_path,
+    int_value,
+    invalid,
+    is_long,
+    json_list,
+    opt_int,
+    opt_long,
+    opt_str,
+    req_long,
+    req_str,
+    str_map,
+    str_value,
+    wrong_type,
+)
 
 __all__ = [
     "BlobMetadata",
@@ -54,123 +74,19 @@ __all__ = [
 
 MAIN_BRANCH = "main"
 
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-
 
 # --------------------------------------------------------------------------- JSON helpers
-# Shared with icenb.spec.table_metadata. ``where`` is the JSON path of the enclosing object.
-
-
-def _path(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
-
-
-def _missing(where: str, key: str) -> InvalidMetadata:
-    return InvalidMetadata("missing required field", field=_path(where, key))
-
-
-def _wrong(where: str, key: str, value: Any, expected: str) -> InvalidMetadata:
-    return InvalidMetadata(f"wrong JSON type: expected {expected}", field=_path(where, key),
-                           value=value)
-
-
-def _object(obj: Any, where: str, what: str) -> Mapping[str, Any]:
-    if not isinstance(obj, Mapping):
-        raise InvalidMetadata(f"{what} must be a JSON object", field=where or None, value=obj)
-    return obj
-
-
-def _long_value(value: Any, where: str, key: str, lo: int = _LONG_MIN, hi: int = _LONG_MAX,
-                expected: str = "a JSON long") -> int:
-    if type(value) is not int:
-        raise _wrong(where, key, value, expected)
-    if not lo <= value <= hi:
-        raise InvalidMetadata(f"out of range for {expected}", field=_path(where, key), value=value)
-    return value
-
-
-def _long(obj: Mapping[str, Any], key: str, where: str) -> int:
-    """A required JSON long (64-bit signed)."""
-    if key not in obj:
-        raise _missing(where, key)
-    return _long_value(obj[key], where, key)
-
-
-def _int(obj: Mapping[str, Any], key: str, where: str) -> int:
-    """A required JSON int (32-bit signed)."""
-    if key not in obj:
-        raise _missing(where, key)
-    return _long_value(obj[key], where, key, _INT_MIN, _INT_MAX, "a JSON int")
-
-
-def _opt_long(obj: Mapping[str, Any], key: str, where: str) -> int | None:
-    """An optional JSON long; absent and null both give None."""
-    value = obj.get(key)
-    return None if value is None else _long_value(value, where, key)
-
-
-def _opt_int(obj: Mapping[str, Any], key: str, where: str) -> int | None:
-    value = obj.get(key)
-    return None if value is None else _long_value(value, where, key, _INT_MIN, _INT_MAX,
-                                                  "a JSON int")
-
-
-def _str(obj: Mapping[str, Any], key: str, where: str) -> str:
-    if key not in obj:
-        raise _missing(where, key)
-    value = obj[key]
-    if not isinstance(value, str):
-        raise _wrong(where, key, value, "a JSON string")
-    return value
-
-
-def _opt_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _wrong(where, key, value, "a JSON string")
-    return value
-
-
-def _str_map(obj: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
-    """An optional string-to-string JSON object (absent or null: empty)."""
-    value = obj.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise _wrong(where, key, value, "a JSON object of strings")
-    out: dict[str, str] = {}
-    for k, v in value.items():
-        if not isinstance(v, str):
-            raise _wrong(_path(where, key), str(k), v, "a JSON string")
-        out[str(k)] = v
-    return out
-
-
-def _list(obj: Mapping[str, Any], key: str, where: str, required: bool = False) -> list[Any]:
-    """A JSON list (optional ones: absent or null give an empty list)."""
-    value = obj.get(key)
-    if value is None:
-        if required and key not in obj:
-            raise _missing(where, key)
-        if required:
-            raise _wrong(where, key, value, "a JSON list")
-        return []
-    if not isinstance(value, list):
-        raise _wrong(where, key, value, "a JSON list")
-    return value
 
 
 def _base64(obj: Mapping[str, Any], key: str, where: str, required: bool) -> bytes | None:
-    text = _str(obj, key, where) if required else _opt_str(obj, key, where)
+    text = req_str(obj, key, where) if required else opt_str(obj, key, where)
     if text is None:
         return None
     try:
         return base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, ValueError, UnicodeEncodeError):
-        raise InvalidMetadata("not valid base64", field=_path(where, key), value=text) from None
+        raise InvalidMetadata("not valid base64", field=field_path(where, key),
+                              value=text) from None
 
 
 def _b64text(data: bytes) -> str:
@@ -190,7 +106,7 @@ def _check_long(value: Any, name: str, *, optional: bool = False, positive: bool
         if optional:
             return
         raise ValidationError("must not be None", field=name)
-    lo, hi = (_INT_MIN, _INT_MAX) if bits == 32 else (_LONG_MIN, _LONG_MAX)
+    lo, hi = (INT_MIN, INT_MAX) if bits == 32 else (LONG_MIN, LONG_MAX)
     if type(value) is not int or not lo <= value <= hi:
         raise ValidationError(f"must be a {bits}-bit integer", field=name, value=value)
     if positive and value <= 0:
@@ -304,8 +220,8 @@ def summary_from_json(obj: Any, where: str = "summary") -> Summary:
     Non-string scalar values (numbers, booleans) written by some engines are kept as their JSON
     text; objects, lists and null are rejected.
     """
-    obj = _object(obj, where, "a snapshot summary")
-    operation = _str(obj, "operation", where)
+    obj = as_object(obj, where, "a snapshot summary")
+    operation = req_str(obj, "operation", where)
     props: dict[str, str] = {}
     for k, v in obj.items():
         if k == "operation":
@@ -315,7 +231,7 @@ def summary_from_json(obj: Any, where: str = "summary") -> Summary:
         elif isinstance(v, (bool, int, float)):
             props[k] = json.dumps(v)
         else:
-            raise _wrong(where, str(k), v, "a JSON string")
+            raise wrong_type(where, str(k), v, "a JSON string")
     return Summary(operation, props)
 
 
@@ -383,10 +299,6 @@ class Snapshot:
                 f"ts={self.timestamp_ms}{parent}")
 
 
-def _is_long(value: Any) -> bool:
-    return type(value) is int and _LONG_MIN <= value <= _LONG_MAX
-
-
 def _snapshot_fast(obj: dict[str, Any]) -> Snapshot | None:
     """Build a well-formed snapshot quickly; None sends anything unusual to the checked path."""
     get = obj.get
@@ -399,14 +311,14 @@ def _snapshot_fast(obj: dict[str, Any]) -> Snapshot | None:
     first_row_id = get("first-row-id")
     added_rows = get("added-rows")
     key_id = get("key-id")
-    if not (_is_long(sid) and _is_long(ts) and type(manifest_list) is str
-            and (parent is None or _is_long(parent))
-            and (seq is None or (_is_long(seq) and seq >= 0))
+    if not (is_long(sid) and is_long(ts) and type(manifest_list) is str
+            and (parent is None or is_long(parent))
+            and (seq is None or (is_long(seq) and seq >= 0))
             and (schema_id is None or (type(schema_id) is int
-                                       and _INT_MIN <= schema_id <= _INT_MAX))
-            and (first_row_id is None or (_is_long(first_row_id) and first_row_id >= 0
+                                       and INT_MIN <= schema_id <= INT_MAX))
+            and (first_row_id is None or (is_long(first_row_id) and first_row_id >= 0
                                           and added_rows is not None))
-            and (added_rows is None or (_is_long(added_rows) and added_rows >= 0))
+            and (added_rows is None or (is_long(added_rows) and added_rows >= 0))
             and (key_id is None or type(key_id) is str)):
         return None
     raw_summary = get("summary")
@@ -440,42 +352,39 @@ def snapshot_from_json(obj: Any, *, format_version: int = 2, where: str = "") ->
         fast = _snapshot_fast(obj)
         if fast is not None:
             return fast
-    obj = _object(obj, where, "a snapshot")
-    snapshot_id = _long(obj, "snapshot-id", where)
-    parent = _opt_long(obj, "parent-snapshot-id", where)
-    seq = _opt_long(obj, "sequence-number", where)
+    obj = as_object(obj, where, "a snapshot")
+    snapshot_id = req_long(obj, "snapshot-id", where)
+    parent = opt_long(obj, "parent-snapshot-id", where)
+    seq = opt_long(obj, "sequence-number", where)
     if seq is not None and seq < 0:
         raise InvalidMetadata("sequence number must not be negative",
-                              field=_path(where, "sequence-number"), value=seq)
-    timestamp = _long(obj, "timestamp-ms", where)
+                              field=field_path(where, "sequence-number"), value=seq)
+    timestamp = req_long(obj, "timestamp-ms", where)
     raw_summary = obj.get("summary")
     summary = None if raw_summary is None else summary_from_json(raw_summary,
-                                                                 _path(where, "summary"))
-    manifest_list = _opt_str(obj, "manifest-list", where)
+                                                                 field_path(where, "summary"))
+    manifest_list = opt_str(obj, "manifest-list", where)
     manifests: tuple[str, ...] | None = None
     if manifest_list is None:
         if "manifests" not in obj:
             raise InvalidMetadata("missing required field (a snapshot needs manifest-list, or "
-                                  "manifests in v1)", field=_path(where, "manifest-list"))
-        raw = _list(obj, "manifests", where)
-        for i, m in enumerate(raw):
-            if not isinstance(m, str):
-                raise _wrong(where, f"manifests[{i}]", m, "a JSON string")
-        manifests = tuple(raw)
-    schema_id = _opt_int(obj, "schema-id", where)
-    first_row_id = _opt_long(obj, "first-row-id", where)
-    added_rows = _opt_long(obj, "added-rows", where)
+                                  "manifests in v1)", field=field_path(where, "manifest-list"))
+        manifests = tuple(str_value(m, where, f"manifests[{i}]")
+                          for i, m in enumerate(json_list(obj, "manifests", where)))
+    schema_id = opt_int(obj, "schema-id", where)
+    first_row_id = opt_long(obj, "first-row-id", where)
+    added_rows = opt_long(obj, "added-rows", where)
     if first_row_id is not None:
         if first_row_id < 0:
             raise InvalidMetadata("first-row-id must not be negative",
-                                  field=_path(where, "first-row-id"), value=first_row_id)
+                                  field=field_path(where, "first-row-id"), value=first_row_id)
         if added_rows is None:
             raise InvalidMetadata("missing required field (added-rows is required when "
-                                  "first-row-id is set)", field=_path(where, "added-rows"))
+                                  "first-row-id is set)", field=field_path(where, "added-rows"))
     if added_rows is not None and added_rows < 0:
         raise InvalidMetadata("added-rows must not be negative",
-                              field=_path(where, "added-rows"), value=added_rows)
-    key_id = _opt_str(obj, "key-id", where)
+                              field=field_path(where, "added-rows"), value=added_rows)
+    key_id = opt_str(obj, "key-id", where)
     return Snapshot(
         snapshot_id=snapshot_id,
         parent_snapshot_id=parent,
@@ -593,24 +502,23 @@ class SnapshotRef:
 
 def snapshot_ref_from_json(obj: Any, *, where: str = "") -> SnapshotRef:
     """Parse a snapshot reference object (Appendix C ``refs`` values); type is case-insensitive."""
-    obj = _object(obj, where, "a snapshot reference")
-    snapshot_id = _long(obj, "snapshot-id", where)
-    kind = _str(obj, "type", where)
+    obj = as_object(obj, where, "a snapshot reference")
+    snapshot_id = req_long(obj, "snapshot-id", where)
+    kind = req_str(obj, "type", where)
     try:
         ref_type = SnapshotRefType(kind.lower())
     except ValueError:
         raise InvalidMetadata("reference type must be 'branch' or 'tag'",
-                              field=_path(where, "type"), value=kind) from None
+                              field=field_path(where, "type"), value=kind) from None
     values = (
-        _opt_int(obj, "min-snapshots-to-keep", where),
-        _opt_long(obj, "max-snapshot-age-ms", where),
-        _opt_long(obj, "max-ref-age-ms", where),
+        opt_int(obj, "min-snapshots-to-keep", where),
+        opt_long(obj, "max-snapshot-age-ms", where),
+        opt_long(obj, "max-ref-age-ms", where),
     )
     try:
         return SnapshotRef(snapshot_id, ref_type, *values)
     except ValidationError as e:
-        raise InvalidMetadata(e.message, field=_path(where, e.field or "type"),
-                              **({"value": e.value} if e.has_value else {})) from None
+        raise invalid(e, where, e.field or "type") from None
 
 
 def snapshot_ref_to_json(ref: SnapshotRef) -> dict[str, Any]:
@@ -640,12 +548,13 @@ def snapshot_log_entry_from_json(obj: Any, *, where: str = "") -> SnapshotLogEnt
     if type(obj) is dict:
         ts = obj.get("timestamp-ms")
         sid = obj.get("snapshot-id")
-        if _is_long(ts) and _is_long(sid):
+        if is_long(ts) and is_long(sid):
             entry = object.__new__(SnapshotLogEntry)
             entry.__dict__.update(timestamp_ms=ts, snapshot_id=sid)
             return entry
-    obj = _object(obj, where, "a snapshot log entry")
-    return SnapshotLogEntry(_long(obj, "timestamp-ms", where), _long(obj, "snapshot-id", where))
+    obj = as_object(obj, where, "a snapshot log entry")
+    return SnapshotLogEntry(req_long(obj, "timestamp-ms", where),
+                            req_long(obj, "snapshot-id", where))
 
 
 def snapshot_log_entry_to_json(entry: SnapshotLogEntry) -> dict[str, Any]:
@@ -664,12 +573,13 @@ def metadata_log_entry_from_json(obj: Any, *, where: str = "") -> MetadataLogEnt
     if type(obj) is dict:
         ts = obj.get("timestamp-ms")
         path = obj.get("metadata-file")
-        if _is_long(ts) and type(path) is str:
+        if is_long(ts) and type(path) is str:
             entry = object.__new__(MetadataLogEntry)
             entry.__dict__.update(timestamp_ms=ts, metadata_file=path)
             return entry
-    obj = _object(obj, where, "a metadata log entry")
-    return MetadataLogEntry(_long(obj, "timestamp-ms", where), _str(obj, "metadata-file", where))
+    obj = as_object(obj, where, "a metadata log entry")
+    return MetadataLogEntry(req_long(obj, "timestamp-ms", where),
+                            req_str(obj, "metadata-file", where))
 
 
 def metadata_log_entry_to_json(entry: MetadataLogEntry) -> dict[str, Any]:
@@ -703,16 +613,16 @@ class BlobMetadata:
 
 
 def blob_metadata_from_json(obj: Any, *, where: str = "") -> BlobMetadata:
-    obj = _object(obj, where, "blob metadata")
-    blob_type = _str(obj, "type", where)
-    snapshot_id = _long(obj, "snapshot-id", where)
-    seq = _long(obj, "sequence-number", where)
-    raw_fields = _list(obj, "fields", where, required=True)
+    obj = as_object(obj, where, "blob metadata")
+    blob_type = req_str(obj, "type", where)
+    snapshot_id = req_long(obj, "snapshot-id", where)
+    seq = req_long(obj, "sequence-number", where)
+    raw_fields = json_list(obj, "fields", where, required=True)
     fields = tuple(
-        _long_value(f, where, f"fields[{i}]", _INT_MIN, _INT_MAX, "a JSON int")
+        int_value(f, where, f"fields[{i}]")
         for i, f in enumerate(raw_fields)
     )
-    return BlobMetadata(blob_type, snapshot_id, seq, fields, _str_map(obj, "properties", where))
+    return BlobMetadata(blob_type, snapshot_id, seq, fields, str_map(obj, "properties", where))
 
 
 def blob_metadata_to_json(blob: BlobMetadata) -> dict[str, Any]:
@@ -743,15 +653,15 @@ class StatisticsFile:
 
 
 def statistics_file_from_json(obj: Any, *, where: str = "") -> StatisticsFile:
-    obj = _object(obj, where, "a statistics file")
-    snapshot_id = _long(obj, "snapshot-id", where)
-    path = _str(obj, "statistics-path", where)
-    size = _long(obj, "file-size-in-bytes", where)
-    footer = _long(obj, "file-footer-size-in-bytes", where)
+    obj = as_object(obj, where, "a statistics file")
+    snapshot_id = req_long(obj, "snapshot-id", where)
+    path = req_str(obj, "statistics-path", where)
+    size = req_long(obj, "file-size-in-bytes", where)
+    footer = req_long(obj, "file-footer-size-in-bytes", where)
     key_metadata = _base64(obj, "key-metadata", where, required=False)
     blobs = tuple(
-        blob_metadata_from_json(b, where=f"{_path(where, 'blob-metadata')}[{i}]")
-        for i, b in enumerate(_list(obj, "blob-metadata", where, required=True))
+        blob_metadata_from_json(b, where=f"{field_path(where, 'blob-metadata')}[{i}]")
+        for i, b in enumerate(json_list(obj, "blob-metadata", where, required=True))
     )
     return StatisticsFile(snapshot_id, path, size, footer, blobs, key_metadata)
 
@@ -779,11 +689,11 @@ class PartitionStatisticsFile:
 
 
 def partition_statistics_file_from_json(obj: Any, *, where: str = "") -> PartitionStatisticsFile:
-    obj = _object(obj, where, "a partition statistics file")
+    obj = as_object(obj, where, "a partition statistics file")
     return PartitionStatisticsFile(
-        _long(obj, "snapshot-id", where),
-        _str(obj, "statistics-path", where),
-        _long(obj, "file-size-in-bytes", where),
+        req_long(obj, "snapshot-id", where),
+        req_str(obj, "statistics-path", where),
+        req_long(obj, "file-size-in-bytes", where),
     )
 
 
@@ -826,13 +736,13 @@ class EncryptedKey:
 def encrypted_key_from_json(obj: Any, *, where: str = "") -> EncryptedKey:
     """Parse an encryption key object. ``key-metadata`` (used by the spec's Appendix C example)
     is accepted when ``encrypted-key-metadata`` (the field table's name) is absent."""
-    obj = _object(obj, where, "an encryption key")
-    key_id = _str(obj, "key-id", where)
+    obj = as_object(obj, where, "an encryption key")
+    key_id = req_str(obj, "key-id", where)
     name = ("key-metadata" if "encrypted-key-metadata" not in obj and "key-metadata" in obj
             else "encrypted-key-metadata")
     metadata = _base64(obj, name, where, required=True) or b""
-    return EncryptedKey(key_id, metadata, _opt_str(obj, "encrypted-by-id", where),
-                        _str_map(obj, "properties", where))
+    return EncryptedKey(key_id, metadata, opt_str(obj, "encrypted-by-id", where),
+                        str_map(obj, "properties", where))
 
 
 def encrypted_key_to_json(key: EncryptedKey) -> dict[str, Any]:

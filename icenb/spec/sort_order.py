@@ -7,15 +7,26 @@ schema; :meth:`SortOrder.validate` and :func:`build_sort_order` check one agains
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, cast
 
 from icenb.errors import InvalidMetadata, UnsupportedFeature, ValidationError
+from icenb.spec._json_fields import (
+    as_object,
+    field_path,
+    invalid,
+    json_list,
+    req_int,
+    require,
+)
 from icenb.spec.partition_spec import (
     _check_source,
     _check_version,
+    _single,
+    _source_ids,
+    _sources,
     _TermParser,
     source_ids_from_json,
     source_ids_to_json,
@@ -87,14 +98,7 @@ class SortField:
     null_order: NullOrder = NullOrder.NULLS_FIRST
 
     def __post_init__(self) -> None:
-        ids: Any = self.source_ids
-        if isinstance(ids, int) and not isinstance(ids, bool):
-            ids = (ids,)
-        ids = tuple(ids)
-        if not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-            raise ValidationError("a sort field needs one or more integer source ids",
-                                  field="source-ids", value=self.source_ids)
-        object.__setattr__(self, "source_ids", ids)
+        object.__setattr__(self, "source_ids", _source_ids(self.source_ids, "sort", "source-ids"))
         object.__setattr__(self, "direction", _enum(SortDirection, self.direction))
         object.__setattr__(self, "null_order", _enum(NullOrder, self.null_order))
 
@@ -211,15 +215,13 @@ def _enum_from_json(kind: type[SortDirection] | type[NullOrder], value: Any,
 
 
 def _sort_field_from_json(obj: Any, where: str) -> SortField:
-    if not isinstance(obj, Mapping):
-        raise InvalidMetadata("a sort field must be a JSON object", field=where, value=obj)
+    obj = as_object(obj, where, "a sort field")
     for key in ("transform", "direction", "null-order"):
-        if key not in obj:
-            raise InvalidMetadata("missing required field", field=f"{where}.{key}")
-    transform = transform_from_json(obj["transform"], f"{where}.transform")
+        require(obj, key, where)
+    transform = transform_from_json(obj["transform"], field_path(where, "transform"))
     source_ids = source_ids_from_json(obj, where)
-    direction = _enum_from_json(SortDirection, obj["direction"], f"{where}.direction")
-    null_order = _enum_from_json(NullOrder, obj["null-order"], f"{where}.null-order")
+    direction = _enum_from_json(SortDirection, obj["direction"], field_path(where, "direction"))
+    null_order = _enum_from_json(NullOrder, obj["null-order"], field_path(where, "null-order"))
     return SortField(source_ids, transform, direction, null_order)
 
 
@@ -230,23 +232,14 @@ def sort_order_from_json(obj: Any, *, format_version: int,
     ``source-ids`` defaults to ``[source-id]`` (Appendix E); unknown transforms are kept.
     """
     _check_version(format_version)
-    if not isinstance(obj, Mapping):
-        raise InvalidMetadata("a sort order must be a JSON object", field=where, value=obj)
-    if "order-id" not in obj:
-        raise InvalidMetadata("missing required field", field=f"{where}.order-id")
-    order_id = obj["order-id"]
-    if not isinstance(order_id, int) or isinstance(order_id, bool):
-        raise InvalidMetadata("wrong JSON type, expected an int", field=f"{where}.order-id",
-                              value=order_id)
-    raw = obj.get("fields")
-    if not isinstance(raw, list):
-        raise InvalidMetadata("missing or non-list fields", field=f"{where}.fields", value=raw)
-    fields = tuple(_sort_field_from_json(f, f"{where}.fields[{i}]") for i, f in enumerate(raw))
+    obj = as_object(obj, where, "a sort order")
+    order_id = req_int(obj, "order-id", where, bits=None)
+    fields = tuple(_sort_field_from_json(f, f"{field_path(where, 'fields')}[{i}]")
+                   for i, f in enumerate(json_list(obj, "fields", where, required=True)))
     try:
         return SortOrder(order_id, fields)
     except ValidationError as e:
-        raise InvalidMetadata(e.message, field=f"{where}.{e.field}" if e.field else where,
-                              **({"value": e.value} if e.has_value else {})) from None
+        raise invalid(e, where) from None
 
 
 def sort_order_to_json(order: SortOrder, format_version: int) -> dict[str, Any]:
@@ -275,12 +268,7 @@ class UnboundSortField:
     null_order: NullOrder | None = None
 
     def __post_init__(self) -> None:
-        src: Any = self.sources
-        if isinstance(src, (str, int)):
-            src = (src,)
-        object.__setattr__(self, "sources", tuple(src))
-        if not self.sources:
-            raise ValidationError("a sort field needs a source column", field="sources")
+        object.__setattr__(self, "sources", _sources(self.sources, "sort"))
         object.__setattr__(self, "direction", _enum(SortDirection, self.direction))
         if self.null_order is not None:
             object.__setattr__(self, "null_order", _enum(NullOrder, self.null_order))
@@ -303,10 +291,8 @@ def parse_sort_order(text: str) -> list[UnboundSortField]:
     order, ascending sorts put nulls first and descending ones last.
     """
     p = _TermParser(text)
-    out: list[UnboundSortField] = []
-    if p.at_end():
-        return out
-    while True:
+
+    def item() -> UnboundSortField:
         sources, transform = p.term()
         direction = SortDirection.ASC
         if p.at_keyword("asc", "desc"):
@@ -317,21 +303,14 @@ def parse_sort_order(text: str) -> list[UnboundSortField]:
             if not p.at_keyword("first", "last"):
                 raise p.error("expected FIRST or LAST after NULLS")
             nulls = NullOrder("nulls-" + p.next().text.lower())
-        out.append(UnboundSortField(sources, transform, direction, nulls))
-        if p.at_punct(","):
-            p.next()
-            continue
-        if not p.at_end():
-            raise p.error("expected ASC, DESC, NULLS, ',' or the end")
-        return out
+        return UnboundSortField(sources, transform, direction, nulls)
+
+    return [] if p.at_end() else p.comma_list(item, "ASC, DESC, NULLS, ',' or the end")
 
 
 def parse_sort_field(text: str) -> UnboundSortField:
     """Parse exactly one sort item, e.g. ``"day(ts) DESC"``."""
-    fields = parse_sort_order(text)
-    if len(fields) != 1:
-        raise ValidationError("expected exactly one sort field", field="term", value=text)
-    return fields[0]
+    return _single(parse_sort_order(text), "sort field", text)
 
 
 def build_sort_order(

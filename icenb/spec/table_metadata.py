@@ -30,7 +30,7 @@ import copy
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from functools import cached_property
+from functools import cached_property, partial
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar, overload
 
@@ -40,6 +40,19 @@ from icenb.errors import (
     InvalidMetadata,
     NoSuchSnapshot,
     UnsupportedVersion,
+)
+from icenb.spec._json_fields import (
+    as_object,
+    json_list,
+    missing_field,
+    opt_int,
+    opt_long,
+    opt_str,
+    req_int,
+    req_long,
+    req_str,
+    str_map,
+    wrong_type,
 )
 from icenb.spec.partition_spec import (
     PartitionSpec,
@@ -58,17 +71,6 @@ from icenb.spec.snapshot import (
     SnapshotLogEntry,
     SnapshotRef,
     StatisticsFile,
-    _int,
-    _list,
-    _long,
-    _missing,
-    _object,
-    _opt_int,
-    _opt_long,
-    _opt_str,
-    _str,
-    _str_map,
-    _wrong,
     encrypted_key_from_json,
     encrypted_key_to_json,
     metadata_log_entry_from_json,
@@ -613,30 +615,24 @@ def table_metadata_from_json(
 
 
 def _parse(obj: Any, file: str | None) -> TableMetadata:
-    obj = _object(obj, "", "table metadata")
-    if "format-version" not in obj:
-        raise _missing("", "format-version")
-    version = obj["format-version"]
-    if type(version) is not int:
-        raise _wrong("", "format-version", version, "a JSON int")
+    obj = as_object(obj, "", "table metadata")
+    version = req_int(obj, "format-version", "", bits=None)
     if not 1 <= version <= MAX_FORMAT_VERSION:
         raise UnsupportedVersion(
             f"unsupported table format version {version} (icenb supports 1 to "
             f"{MAX_FORMAT_VERSION})", field="format-version", value=version)
     v2 = version >= 2
 
-    table_uuid = _str(obj, "table-uuid", "") if v2 else _opt_str(obj, "table-uuid", "")
-    location = _str(obj, "location", "")
-    last_seq = _long(obj, "last-sequence-number", "") if v2 else 0
-    last_updated = _long(obj, "last-updated-ms", "")
-    last_column_id = _int(obj, "last-column-id", "")
+    table_uuid = req_str(obj, "table-uuid", "") if v2 else opt_str(obj, "table-uuid", "")
+    location = req_str(obj, "location", "")
+    last_seq = req_long(obj, "last-sequence-number", "") if v2 else 0
+    last_updated = req_long(obj, "last-updated-ms", "")
+    last_column_id = req_int(obj, "last-column-id", "")
 
     # schemas (v1: the deprecated single "schema")
     if v2 or "schemas" in obj:
-        raw_schemas = _list(obj, "schemas", "", required=True)
-        current_schema_id = _int(obj, "current-schema-id", "")
-        schemas = tuple(schema_from_json(s, where=f"schemas[{i}]")
-                        for i, s in enumerate(raw_schemas))
+        current_schema_id = req_int(obj, "current-schema-id", "")
+        schemas = _each(obj, "schemas", schema_from_json)
     else:
         if "schema" not in obj:
             raise InvalidMetadata("missing required field (v1 needs schema or schemas)",
@@ -647,36 +643,31 @@ def _parse(obj: Any, file: str | None) -> TableMetadata:
 
     # partition specs (v1: the deprecated "partition-spec" field list, ids from 1000)
     if v2 or "partition-specs" in obj:
-        raw_specs = _list(obj, "partition-specs", "", required=True)
-        default_spec_id = _int(obj, "default-spec-id", "")
-        specs = tuple(
-            partition_spec_from_json(s, format_version=version, where=f"partition-specs[{i}]")
-            for i, s in enumerate(raw_specs))
+        default_spec_id = req_int(obj, "default-spec-id", "")
+        specs = _each(obj, "partition-specs",
+                      partial(partition_spec_from_json, format_version=version))
     else:
-        raw_fields = _list(obj, "partition-spec", "", required=True)
+        raw_fields = json_list(obj, "partition-spec", "", required=True)
         specs = (partition_fields_from_json(raw_fields, format_version=version, spec_id=0,
                                             where="partition-spec"),)
         default_spec_id = 0
 
-    last_partition_id = _opt_int(obj, "last-partition-id", "")
+    last_partition_id = opt_int(obj, "last-partition-id", "")
     if last_partition_id is None:
         if v2:
-            raise _missing("", "last-partition-id")
+            raise missing_field("", "last-partition-id")
         last_partition_id = max(s.last_assigned_field_id for s in specs)
 
     # sort orders (v1: optional; default to the unsorted order 0)
     if v2 or "sort-orders" in obj:
-        raw_orders = _list(obj, "sort-orders", "", required=True)
-        default_order_id = _int(obj, "default-sort-order-id", "")
-        orders = tuple(
-            sort_order_from_json(o, format_version=version, where=f"sort-orders[{i}]")
-            for i, o in enumerate(raw_orders))
+        default_order_id = req_int(obj, "default-sort-order-id", "")
+        orders = _each(obj, "sort-orders", partial(sort_order_from_json, format_version=version))
     else:
         orders = (UNSORTED,)
         default_order_id = UNSORTED.order_id
 
-    properties = _str_map(obj, "properties", "")
-    current = _opt_long(obj, "current-snapshot-id", "")
+    properties = str_map(obj, "properties", "")
+    current = opt_long(obj, "current-snapshot-id", "")
     if current == -1:
         current = None
 
@@ -684,7 +675,7 @@ def _parse(obj: Any, file: str | None) -> TableMetadata:
     refs: dict[str, SnapshotRef] = {}
     if raw_refs is not None:
         if not isinstance(raw_refs, Mapping):
-            raise _wrong("", "refs", raw_refs, "a JSON object")
+            raise wrong_type("", "refs", raw_refs, "a JSON object")
         for name, raw_ref in raw_refs.items():
             refs[name] = snapshot_ref_from_json(raw_ref, where=f"refs.{name}")
     elif current is not None:
@@ -692,12 +683,11 @@ def _parse(obj: Any, file: str | None) -> TableMetadata:
 
     next_row_id = None
     if version >= 3:
-        next_row_id = _long(obj, "next-row-id", "")
-    keys = tuple(encrypted_key_from_json(k, where=f"encryption-keys[{i}]")
-                 for i, k in enumerate(_list(obj, "encryption-keys", "")))
+        next_row_id = req_long(obj, "next-row-id", "")
+    keys = _each(obj, "encryption-keys", encrypted_key_from_json, required=False)
 
     def lazy(key: str, parse: Callable[[Any, str], T]) -> LazySequence[T]:
-        return LazySequence(_list(obj, key, ""), parse, key, file)
+        return LazySequence(json_list(obj, key, ""), parse, key, file)
 
     extra = {k: v for k, v in obj.items() if k not in _KNOWN_FIELDS}
     return TableMetadata(
@@ -726,6 +716,13 @@ def _parse(obj: Any, file: str | None) -> TableMetadata:
         encryption_keys=keys,
         extra=extra,
     )
+
+
+def _each(obj: Mapping[str, Any], key: str, parse: Callable[..., T],
+          required: bool = True) -> tuple[T, ...]:
+    """``parse(item, where="key[i]")`` for every item of the top-level list ``key``."""
+    return tuple(parse(item, where=f"{key}[{i}]")
+                 for i, item in enumerate(json_list(obj, key, "", required)))
 
 
 def _parse_snapshot_v1(obj: Any, where: str) -> Snapshot:
