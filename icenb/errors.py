@@ -14,6 +14,7 @@ __all__ = [
     "CommitStateUnknown",
     "CorruptFile",
     "ExpressionParseError",
+    "FileIOError",
     "IcebergError",
     "InvalidMetadata",
     "NoSuchNamespace",
@@ -102,6 +103,10 @@ class UnsupportedVersion(IcebergError):
 
 class CorruptFile(IcebergError):
     """A file's bytes cannot be decoded (malformed JSON, bad Avro, wrong magic, CRC mismatch)."""
+
+
+class FileIOError(IcebergError, OSError):
+    """Reading, writing, listing or deleting a file failed (permissions, network, a bad path)."""
 
 
 class NotFound(IcebergError, LookupError):
