@@ -1,4 +1,5 @@
-"""Typed reads of the fields of parsed JSON objects, raising ``InvalidMetadata`` that names them.
+"""Typed reads of the fields of parsed JSON objects, raising ``InvalidMetadata`` that names them
+(and :func:`json_object`, for writing them).
 
 ``where`` is the JSON path of the enclosing object (``""`` at the top of a document, else e.g.
 ``snapshots[3]``); a field's path is ``where.key`` (``snapshots[3].timestamp-ms``). Optional
@@ -8,14 +9,15 @@ fields treat JSON ``null`` as absent. Integers are JSON ints, never booleans, an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeAlias, TypeVar, overload
 
 from icenb.errors import InvalidMetadata, ValidationError
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 
+T = TypeVar("T")
 Bits: TypeAlias = Literal[32, 64] | None
 _BOUNDS: dict[int, tuple[int, int, str]] = {
     32: (INT_MIN, INT_MAX, "a JSON int"),
@@ -122,15 +124,43 @@ def json_list(obj: Mapping[str, Any], key: str, where: str, required: bool = Fal
     return value
 
 
-def str_map(obj: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
-    """An optional JSON object of strings (absent or null: empty)."""
-    value = obj.get(key)
-    if value is None:
+@overload
+def str_list(obj: Mapping[str, Any], key: str, where: str, required: bool = False, *,
+             nullable: Literal[False] = False) -> list[str]: ...
+@overload
+def str_list(obj: Mapping[str, Any], key: str, where: str, required: bool = False, *,
+             nullable: Literal[True]) -> list[str | None]: ...
+def str_list(obj: Mapping[str, Any], key: str, where: str, required: bool = False, *,
+             nullable: bool = False) -> list[str] | list[str | None]:
+    """A JSON list of strings (``nullable``: or nulls); optional and absent or null: empty."""
+    return [None if nullable and v is None else str_value(v, where, f"{key}[{i}]")
+            for i, v in enumerate(json_list(obj, key, where, required))]
+
+
+def parse_each(obj: Mapping[str, Any], key: str, where: str, parse: Callable[..., T],
+               required: bool = True) -> tuple[T, ...]:
+    """``parse(item, where=<path of item i>)`` for each item of the list field ``key``."""
+    at = field_path(where, key)
+    return tuple(parse(item, where=f"{at}[{i}]")
+                 for i, item in enumerate(json_list(obj, key, where, required)))
+
+
+def str_map(obj: Mapping[str, Any], key: str, where: str, required: bool = False
+            ) -> dict[str, str]:
+    """A JSON object of strings; an optional one that is absent or null gives an empty dict."""
+    value = obj.get(key, _ABSENT if required else None)
+    if value is None and not required:
         return {}
     if not isinstance(value, Mapping):
         raise wrong_type(where, key, value, "a JSON object of strings")
     at = field_path(where, key)
     return {str(k): str_value(v, at, str(k)) for k, v in value.items()}
+
+
+def json_object(*items: tuple[str, Any]) -> dict[str, Any]:
+    """A JSON object of the ``(key, value)`` items, in order, leaving out None values (absent
+    optional fields); tuples become lists."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in items if v is not None}
 
 
 def invalid(e: ValidationError, where: str, key: str | None = None) -> InvalidMetadata:

@@ -99,6 +99,7 @@ import copy
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -110,6 +111,18 @@ from icenb.errors import (
     NotFound,
     UnsupportedVersion,
     ValidationError,
+)
+from icenb.spec._json_fields import (
+    as_object,
+    invalid,
+    json_object,
+    opt_int,
+    opt_str,
+    parse_each,
+    req_int,
+    req_str,
+    str_list,
+    str_map,
 )
 from icenb.spec.schema import Schema, schema_from_json, schema_to_json
 
@@ -187,15 +200,11 @@ def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(copy.deepcopy(dict(value)))
 
 
-def _check_extra(extra: Mapping[str, Any], known: frozenset[str], where: str) -> None:
+def _check_extra(extra: Mapping[str, Any], known: frozenset[str]) -> None:
     clash = sorted(k for k in extra if k in known)
     if clash:
         raise InvalidMetadata("extra fields must not repeat a known field",
-                              field=f"{where}extra", value=clash)
-
-
-def _out_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
-    return copy.deepcopy(dict(extra))
+                              field="extra", value=clash)
 
 
 def _lower_dialect(dialect: str) -> str:
@@ -239,7 +248,7 @@ class SQLViewRepresentation:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "extra", _frozen_map(self.extra))
-        _check_extra(self.extra, _SQL_KEYS, "")
+        _check_extra(self.extra, _SQL_KEYS)
 
     def __hash__(self) -> int:
         return hash((self.sql, self.dialect))
@@ -275,7 +284,7 @@ class ViewHistoryEntry:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "extra", _frozen_map(self.extra))
-        _check_extra(self.extra, _LOG_KEYS, "")
+        _check_extra(self.extra, _LOG_KEYS)
 
     def __hash__(self) -> int:
         return hash((self.timestamp_ms, self.version_id))
@@ -303,7 +312,7 @@ class ViewVersion:
         object.__setattr__(self, "representations", tuple(self.representations))
         object.__setattr__(self, "default_namespace", tuple(self.default_namespace))
         object.__setattr__(self, "extra", _frozen_map(self.extra))
-        _check_extra(self.extra, _VERSION_KEYS, "")
+        _check_extra(self.extra, _VERSION_KEYS)
         seen: set[str] = set()
         for i, rep in enumerate(self.representations):
             if not isinstance(rep, SQLViewRepresentation):
@@ -430,7 +439,7 @@ class ViewMetadata(_ViewMetadataBase["ViewVersion"]):
         except (ValueError, TypeError, AttributeError):
             raise InvalidMetadata("view-uuid is not a UUID", field="view-uuid",
                                   value=self.view_uuid) from None
-        _check_extra(self.extra, _META_KEYS, "")
+        _check_extra(self.extra, _META_KEYS)
         schema_ids = self._check_ids()
         for i, v in enumerate(self.versions):
             if v.schema_id not in schema_ids:
@@ -519,7 +528,7 @@ class DraftSQLViewRepresentation:
             if value is not None:
                 object.__setattr__(self, name, tuple(value))
         object.__setattr__(self, "extra", _frozen_map(self.extra))
-        _check_extra(self.extra, _DRAFT_SQL_KEYS, "")
+        _check_extra(self.extra, _DRAFT_SQL_KEYS)
 
     def __hash__(self) -> int:
         return hash((self.sql, self.dialect, self.schema_id))
@@ -543,7 +552,7 @@ class DraftViewVersion:
         object.__setattr__(self, "summary", _frozen_map(self.summary))
         object.__setattr__(self, "representations", tuple(self.representations))
         object.__setattr__(self, "extra", _frozen_map(self.extra))
-        _check_extra(self.extra, _DRAFT_VERSION_KEYS, "")
+        _check_extra(self.extra, _DRAFT_VERSION_KEYS)
 
     def __hash__(self) -> int:
         return hash((self.version_id, self.timestamp_ms))
@@ -588,7 +597,7 @@ class DraftViewMetadata(_ViewMetadataBase["DraftViewVersion"]):
         if self.format_version != SUPPORTED_VIEW_FORMAT_VERSION:
             raise UnsupportedVersion("unsupported view format version (the draft defines only 1)",
                                      field="format-version", value=self.format_version)
-        _check_extra(self.extra, _DRAFT_META_KEYS, "")
+        _check_extra(self.extra, _DRAFT_META_KEYS)
         schema_ids = self._check_ids()
         if self.current_schema_id is not None and self.current_schema_id not in schema_ids:
             raise InvalidMetadata(f"current-schema-id is not among the schemas "
@@ -652,6 +661,7 @@ class DraftViewMetadata(_ViewMetadataBase["DraftViewVersion"]):
                 for r in dv.representations
             ]
             namespace = _agree(sql, "default_namespace", where)
+            catalog = _agree(sql, "default_catalog", where)
             try:
                 versions.append(ViewVersion(
                     version_id=dv.version_id,
@@ -659,13 +669,13 @@ class DraftViewMetadata(_ViewMetadataBase["DraftViewVersion"]):
                     schema_id=schema_id,
                     summary=summary,
                     representations=tuple(reps),
-                    default_catalog=_agree(sql, "default_catalog", where),
+                    default_catalog=catalog,
                     default_namespace=() if namespace is None else namespace,
                     # a draft version has no released version-level keys; drop any stray ones
                     extra={k: v for k, v in dv.extra.items() if k not in _VERSION_KEYS},
                 ))
-            except IcebergError as e:
-                raise _prefixed(e, where + ".") from None
+            except ValidationError as e:
+                raise invalid(e, where) from None
         extra = dict(self.extra)
         if (self.current_schema_id is not None
                 and self.current_schema_id != query_schema_ids[self.current_version_id]):
@@ -732,196 +742,107 @@ def _apply_aliases(schema: Schema, aliases: tuple[str | None, ...] | None,
 
 
 # --------------------------------------------------------------------------- JSON reading
-
-
-def _get(obj: Mapping[str, Any], key: str, where: str) -> Any:
-    if key not in obj:
-        raise InvalidMetadata("missing required field", field=where + key)
-    return obj[key]
-
-
-def _as_int(value: Any, path: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InvalidMetadata("expected an integer", field=path, value=value)
-    return value
-
-
-def _as_str(value: Any, path: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidMetadata("expected a string", field=path, value=value)
-    return value
-
-
-def _as_list(value: Any, path: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise InvalidMetadata("expected a list", field=path, value=value)
-    return value
-
-
-def _as_obj(value: Any, path: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise InvalidMetadata("expected an object", field=path, value=value)
-    return value
-
-
-def _as_str_map(value: Any, path: str) -> dict[str, str]:
-    obj = _as_obj(value, path)
-    for k, v in obj.items():
-        if not isinstance(v, str):
-            raise InvalidMetadata("expected a string value", field=f"{path}.{k}", value=v)
-    return dict(obj)
-
-
-def _as_str_list(value: Any, path: str, *, nullable: bool = False) -> tuple[Any, ...]:
-    items = _as_list(value, path)
-    for i, item in enumerate(items):
-        if not (isinstance(item, str) or (nullable and item is None)):
-            raise InvalidMetadata("expected a string" + (" or null" if nullable else ""),
-                                  field=f"{path}[{i}]", value=item)
-    return tuple(items)
-
-
-def _opt_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
-    value = obj.get(key)
-    return None if value is None else _as_str(value, where + key)
+# Ids and timestamps are read as JSON integers of any size (bits=None), as before.
 
 
 def _unknown(obj: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in known}
 
 
-def _schemas(value: Any, path: str) -> tuple[Schema, ...]:
-    return tuple(schema_from_json(s, where=f"{path}[{i}]")
-                 for i, s in enumerate(_as_list(value, path)))
+def _log_entry(raw: Any, where: str) -> ViewHistoryEntry:
+    e = as_object(raw, where, "a version-log entry")
+    return ViewHistoryEntry(req_int(e, "timestamp-ms", where, None),
+                            req_int(e, "version-id", where, None), _unknown(e, _LOG_KEYS))
 
 
-def _log(value: Any, path: str) -> tuple[ViewHistoryEntry, ...]:
-    out = []
-    for i, raw in enumerate(_as_list(value, path)):
-        where = f"{path}[{i}]."
-        e = _as_obj(raw, f"{path}[{i}]")
-        out.append(ViewHistoryEntry(
-            _as_int(_get(e, "timestamp-ms", where), where + "timestamp-ms"),
-            _as_int(_get(e, "version-id", where), where + "version-id"),
-            _unknown(e, _LOG_KEYS),
-        ))
-    return tuple(out)
+def _opt_names(rep: Mapping[str, Any], key: str, where: str) -> tuple[str | None, ...] | None:
+    """A draft ``field-aliases``/``field-docs`` list (strings or nulls); None when absent."""
+    return None if rep.get(key) is None else tuple(str_list(rep, key, where, nullable=True))
 
 
-def _representation(raw: Any, path: str, *, draft: bool) -> Any:
-    rep = _as_obj(raw, path)
-    where = path + "."
-    rtype = _as_str(_get(rep, "type", where), where + "type")
+def _representation(raw: Any, where: str, *, draft: bool) -> Any:
+    rep = as_object(raw, where, "a view representation")
+    rtype = req_str(rep, "type", where)
     if rtype.lower() != "sql":
         return UnknownViewRepresentation(rtype, rep)
-    sql = _as_str(_get(rep, "sql", where), where + "sql")
-    dialect = _as_str(_get(rep, "dialect", where), where + "dialect")
+    sql, dialect = req_str(rep, "sql", where), req_str(rep, "dialect", where)
     if not draft:
         return SQLViewRepresentation(sql, dialect, _unknown(rep, _SQL_KEYS))
-    schema_id = rep.get("schema-id")
-    namespace = rep.get("default-namespace")
-    aliases = rep.get("field-aliases")
-    docs = rep.get("field-docs")
     return DraftSQLViewRepresentation(
         sql=sql,
         dialect=dialect,
-        schema_id=None if schema_id is None else _as_int(schema_id, where + "schema-id"),
-        default_catalog=_opt_str(rep, "default-catalog", where),
-        default_namespace=None if namespace is None
-        else _as_str_list(namespace, where + "default-namespace"),
-        field_aliases=None if aliases is None
-        else _as_str_list(aliases, where + "field-aliases", nullable=True),
-        field_docs=None if docs is None
-        else _as_str_list(docs, where + "field-docs", nullable=True),
+        schema_id=opt_int(rep, "schema-id", where, None),
+        default_catalog=opt_str(rep, "default-catalog", where),
+        default_namespace=None if rep.get("default-namespace") is None
+        else tuple(str_list(rep, "default-namespace", where)),
+        field_aliases=_opt_names(rep, "field-aliases", where),
+        field_docs=_opt_names(rep, "field-docs", where),
         extra=_unknown(rep, _DRAFT_SQL_KEYS),
     )
 
 
-def _version_fields(
-    raw: Any, path: str, *, draft: bool
-) -> tuple[Mapping[str, Any], str, dict[str, Any]]:
-    """A version object, its field path prefix, and the fields both forms share (parsed)."""
-    v = _as_obj(raw, path)
-    where = path + "."
-    reps_path = where + "representations"
-    return v, where, {
-        "version_id": _as_int(_get(v, "version-id", where), where + "version-id"),
-        "timestamp_ms": _as_int(_get(v, "timestamp-ms", where), where + "timestamp-ms"),
-        "summary": _as_str_map(_get(v, "summary", where), where + "summary"),
-        "representations": tuple(
-            _representation(r, f"{reps_path}[{i}]", draft=draft)
-            for i, r in enumerate(_as_list(_get(v, "representations", where), reps_path))),
+def _version_fields(v: Mapping[str, Any], where: str, *, draft: bool) -> dict[str, Any]:
+    """The fields the released and the draft version share, parsed."""
+    return {
+        "version_id": req_int(v, "version-id", where, None),
+        "timestamp_ms": req_int(v, "timestamp-ms", where, None),
+        "summary": str_map(v, "summary", where, required=True),
+        "representations": parse_each(v, "representations", where,
+                                      partial(_representation, draft=draft)),
     }
 
 
-def _released_version(raw: Any, path: str) -> ViewVersion:
-    v, where, common = _version_fields(raw, path, draft=False)
+def _released_version(raw: Any, where: str) -> ViewVersion:
+    v = as_object(raw, where, "a view version")
+    fields = _version_fields(v, where, draft=False)
+    fields.update(
+        schema_id=req_int(v, "schema-id", where, None),
+        default_catalog=opt_str(v, "default-catalog", where),
+        default_namespace=tuple(str_list(v, "default-namespace", where, required=True)),
+        extra=_unknown(v, _VERSION_KEYS),
+    )
     try:
-        return ViewVersion(
-            **common,
-            schema_id=_as_int(_get(v, "schema-id", where), where + "schema-id"),
-            default_catalog=_opt_str(v, "default-catalog", where),
-            default_namespace=_as_str_list(_get(v, "default-namespace", where),
-                                           where + "default-namespace"),
-            extra=_unknown(v, _VERSION_KEYS),
-        )
-    except IcebergError as e:
-        raise _prefixed(e, where) from None
+        return ViewVersion(**fields)
+    except ValidationError as e:
+        raise invalid(e, where) from None
 
 
-def _prefixed(e: IcebergError, where: str) -> IcebergError:
-    """Re-raise a model error with its field path made absolute (``versions[1].…``)."""
-    if e.field is None or e.field.startswith(where):
-        return e
-    kwargs: dict[str, Any] = {"file": e.file, "field": where + e.field}
-    if e.has_value:
-        kwargs["value"] = e.value
-    return type(e)(e.message, **kwargs)
-
-
-def _draft_version(raw: Any, path: str) -> DraftViewVersion:
-    v, where, common = _version_fields(raw, path, draft=True)
-    parent = v.get("parent-version-id")
+def _draft_version(raw: Any, where: str) -> DraftViewVersion:
+    v = as_object(raw, where, "a view version")
     return DraftViewVersion(
-        **common,
-        parent_version_id=None if parent is None else _as_int(parent, where + "parent-version-id"),
+        **_version_fields(v, where, draft=True),
+        parent_version_id=opt_int(v, "parent-version-id", where, None),
         extra=_unknown(v, _DRAFT_VERSION_KEYS),
     )
 
 
-def _metadata_fields(obj: Mapping[str, Any], version: Callable[[Any, str], Any]) -> dict[str, Any]:
+def _metadata_fields(obj: Mapping[str, Any], version: Callable[..., Any]) -> dict[str, Any]:
     """The fields the released and the draft metadata share, parsed (versions by ``version``)."""
-    props = obj.get("properties")
     return {
-        "format_version": _check_format_version(
-            _as_int(_get(obj, "format-version", ""), "format-version")),
-        "location": _as_str(_get(obj, "location", ""), "location"),
-        "current_version_id": _as_int(_get(obj, "current-version-id", ""), "current-version-id"),
-        "versions": tuple(version(v, f"versions[{i}]")
-                          for i, v in enumerate(_as_list(_get(obj, "versions", ""), "versions"))),
-        "version_log": _log(_get(obj, "version-log", ""), "version-log"),
-        "properties": {} if props is None else _as_str_map(props, "properties"),
+        "format_version": _check_format_version(req_int(obj, "format-version", "", None)),
+        "location": req_str(obj, "location", ""),
+        "current_version_id": req_int(obj, "current-version-id", "", None),
+        "versions": parse_each(obj, "versions", "", version),
+        "version_log": parse_each(obj, "version-log", "", _log_entry),
+        "properties": str_map(obj, "properties", ""),
     }
 
 
 def _released_from_obj(obj: Mapping[str, Any]) -> ViewMetadata:
     return ViewMetadata(
         **_metadata_fields(obj, _released_version),
-        view_uuid=_as_str(_get(obj, "view-uuid", ""), "view-uuid"),
-        schemas=_schemas(_get(obj, "schemas", ""), "schemas"),
+        view_uuid=req_str(obj, "view-uuid", ""),
+        schemas=parse_each(obj, "schemas", "", schema_from_json),
         extra=_unknown(obj, _META_KEYS),
     )
 
 
 def _draft_from_obj(obj: Mapping[str, Any]) -> DraftViewMetadata:
-    raw_schemas = obj.get("schemas")
-    current_schema = obj.get("current-schema-id")
     return DraftViewMetadata(
         **_metadata_fields(obj, _draft_version),
-        schemas=() if raw_schemas is None else _schemas(raw_schemas, "schemas"),
-        current_schema_id=None if current_schema is None
-        else _as_int(current_schema, "current-schema-id"),
-        view_uuid=_opt_str(obj, "view-uuid", ""),
+        schemas=parse_each(obj, "schemas", "", schema_from_json, required=False),
+        current_schema_id=opt_int(obj, "current-schema-id", "", None),
+        view_uuid=opt_str(obj, "view-uuid", ""),
         extra=_unknown(obj, _DRAFT_META_KEYS),
     )
 
@@ -967,9 +888,7 @@ def view_metadata_from_json(
     """
     obj = _decode(data, file)
     try:
-        if not isinstance(obj, Mapping):
-            raise InvalidMetadata("view metadata must be a JSON object",
-                                  value=type(obj).__name__)
+        obj = as_object(obj, "", "view metadata")
         if is_draft_view_metadata(obj):
             return _draft_from_obj(obj)
         return _released_from_obj(obj)
@@ -999,60 +918,47 @@ def load_view_metadata(
 # --------------------------------------------------------------------------- JSON writing
 
 
-def _schemas_to_json(schemas: Iterable[Schema]) -> list[dict[str, Any]]:
-    return [schema_to_json(s) for s in schemas]
+def _with_extra(out: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``out`` followed by (a copy of) the unknown fields that were read with it."""
+    out.update(copy.deepcopy(dict(extra)))
+    return out
 
 
 def _log_to_json(log: Iterable[ViewHistoryEntry]) -> list[dict[str, Any]]:
-    return [{"timestamp-ms": e.timestamp_ms, "version-id": e.version_id, **_out_extra(e.extra)}
+    return [_with_extra({"timestamp-ms": e.timestamp_ms, "version-id": e.version_id}, e.extra)
             for e in log]
 
 
-def _representation_to_json(rep: object) -> dict[str, Any]:
-    if isinstance(rep, UnknownViewRepresentation):
-        return _out_extra(rep.raw)
-    if isinstance(rep, SQLViewRepresentation):
-        return {"type": "sql", "sql": rep.sql, "dialect": rep.dialect, **_out_extra(rep.extra)}
-    assert isinstance(rep, DraftSQLViewRepresentation)
-    out: dict[str, Any] = {"type": "sql", "sql": rep.sql, "dialect": rep.dialect}
-    if rep.schema_id is not None:
-        out["schema-id"] = rep.schema_id
-    if rep.default_catalog is not None:
-        out["default-catalog"] = rep.default_catalog
-    if rep.default_namespace is not None:
-        out["default-namespace"] = list(rep.default_namespace)
-    if rep.field_aliases is not None:
-        out["field-aliases"] = list(rep.field_aliases)
-    if rep.field_docs is not None:
-        out["field-docs"] = list(rep.field_docs)
-    out.update(_out_extra(rep.extra))
+def _representations_to_json(reps: Iterable[object]) -> list[dict[str, Any]]:
+    out = []
+    for rep in reps:
+        if isinstance(rep, UnknownViewRepresentation):
+            out.append(copy.deepcopy(dict(rep.raw)))
+            continue
+        assert isinstance(rep, (SQLViewRepresentation, DraftSQLViewRepresentation))
+        sql: dict[str, Any] = {"type": "sql", "sql": rep.sql, "dialect": rep.dialect}
+        if isinstance(rep, DraftSQLViewRepresentation):
+            sql |= json_object(
+                ("schema-id", rep.schema_id), ("default-catalog", rep.default_catalog),
+                ("default-namespace", rep.default_namespace),
+                ("field-aliases", rep.field_aliases), ("field-docs", rep.field_docs))
+        out.append(_with_extra(sql, rep.extra))
     return out
 
 
 def _version_to_json(v: ViewVersion) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "version-id": v.version_id,
-        "timestamp-ms": v.timestamp_ms,
-        "schema-id": v.schema_id,
-        "summary": dict(v.summary),
-    }
-    if v.default_catalog is not None:
-        out["default-catalog"] = v.default_catalog
-    out["default-namespace"] = list(v.default_namespace)
-    out["representations"] = [_representation_to_json(r) for r in v.representations]
-    out.update(_out_extra(v.extra))
-    return out
+    return _with_extra(json_object(
+        ("version-id", v.version_id), ("timestamp-ms", v.timestamp_ms),
+        ("schema-id", v.schema_id), ("summary", dict(v.summary)),
+        ("default-catalog", v.default_catalog), ("default-namespace", v.default_namespace),
+        ("representations", _representations_to_json(v.representations))), v.extra)
 
 
 def _draft_version_to_json(v: DraftViewVersion) -> dict[str, Any]:
-    out: dict[str, Any] = {"version-id": v.version_id}
-    if v.parent_version_id is not None:
-        out["parent-version-id"] = v.parent_version_id
-    out["timestamp-ms"] = v.timestamp_ms
-    out["summary"] = dict(v.summary)
-    out["representations"] = [_representation_to_json(r) for r in v.representations]
-    out.update(_out_extra(v.extra))
-    return out
+    return _with_extra(json_object(
+        ("version-id", v.version_id), ("parent-version-id", v.parent_version_id),
+        ("timestamp-ms", v.timestamp_ms), ("summary", dict(v.summary)),
+        ("representations", _representations_to_json(v.representations))), v.extra)
 
 
 def view_metadata_to_json(md: ViewMetadata | DraftViewMetadata) -> dict[str, Any]:
@@ -1062,32 +968,20 @@ def view_metadata_to_json(md: ViewMetadata | DraftViewMetadata) -> dict[str, Any
     fields in ``extra`` come last.
     """
     if isinstance(md, DraftViewMetadata):
-        draft: dict[str, Any] = {}
-        if md.view_uuid is not None:
-            draft["view-uuid"] = md.view_uuid
-        draft["format-version"] = md.format_version
-        draft["location"] = md.location
-        draft["current-version-id"] = md.current_version_id
-        if md.properties:
-            draft["properties"] = dict(md.properties)
-        draft["versions"] = [_draft_version_to_json(v) for v in md.versions]
-        draft["version-log"] = _log_to_json(md.version_log)
-        if md.schemas:
-            draft["schemas"] = _schemas_to_json(md.schemas)
-        if md.current_schema_id is not None:
-            draft["current-schema-id"] = md.current_schema_id
-        draft.update(_out_extra(md.extra))
-        return draft
-    out: dict[str, Any] = {
-        "view-uuid": md.view_uuid,
-        "format-version": md.format_version,
-        "location": md.location,
-    }
-    if md.properties:
-        out["properties"] = dict(md.properties)
-    out["schemas"] = _schemas_to_json(md.schemas)
-    out["current-version-id"] = md.current_version_id
-    out["versions"] = [_version_to_json(v) for v in md.versions]
-    out["version-log"] = _log_to_json(md.version_log)
-    out.update(_out_extra(md.extra))
-    return out
+        out = json_object(
+            ("view-uuid", md.view_uuid), ("format-version", md.format_version),
+            ("location", md.location), ("current-version-id", md.current_version_id),
+            ("properties", dict(md.properties) or None),
+            ("versions", [_draft_version_to_json(v) for v in md.versions]),
+            ("version-log", _log_to_json(md.version_log)),
+            ("schemas", [schema_to_json(s) for s in md.schemas] or None),
+            ("current-schema-id", md.current_schema_id))
+    else:
+        out = json_object(
+            ("view-uuid", md.view_uuid), ("format-version", md.format_version),
+            ("location", md.location), ("properties", dict(md.properties) or None),
+            ("schemas", [schema_to_json(s) for s in md.schemas]),
+            ("current-version-id", md.current_version_id),
+            ("versions", [_version_to_json(v) for v in md.versions]),
+            ("version-log", _log_to_json(md.version_log)))
+    return _with_extra(out, md.extra)
