@@ -5,6 +5,7 @@ May import icenb.spec and icenb.errors, never a higher layer (DESIGN.md, Archite
 
 from __future__ import annotations
 
+from icenb.io.avro import avro_file_metadata, read_avro, read_avro_tables
 from icenb.io.file_io import (
     FileEntry,
     FileIO,
@@ -30,11 +31,14 @@ __all__ = [
     "IOStats",
     "InputFile",
     "OutputFile",
+    "avro_file_metadata",
     "find_current_metadata",
     "join_location",
     "load_table_metadata",
     "load_view_metadata_file",
     "parse_location",
+    "read_avro",
+    "read_avro_tables",
     "read_metadata_json",
     "write_metadata_file",
 ]

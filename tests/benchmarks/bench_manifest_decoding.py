@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 import uuid
-import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -336,375 +335,39 @@ def rugo_read(path: str) -> pa.Table:
 
 
 # --------------------------------------------------------------------------- d. numpy decoder
-# Pure Python + numpy + zlib. Avro records cannot be split without parsing them, but every block
-# of an object container file starts on a record boundary. So all blocks of all manifests in a
-# batch are decoded in lockstep: step r decodes record r of every block at once, one numpy
-# operation per schema field (a "lane" per block). The number of numpy calls grows with the
-# records per block (~150 for 64 kB blocks), not with the number of manifests.
+# icenb.io.avro: pure Python + numpy. Every block of an object container file starts on a record
+# boundary, so all blocks of all manifests in a batch are decoded in lockstep (record r of every
+# block at once, one numpy operation per schema node); see the module docstring.
 
-_MAGIC = b"Obj\x01"
+PLANNING_COLUMNS = [*PLANNING_FIELDS, *(f"data_file.{f}" for f in PLANNING_DATA_FILE_FIELDS)]
 
 
-def _varint(b: bytes, i: int) -> tuple[int, int]:
-    shift = v = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        if c < 0x80:
-            return (v >> 1) ^ -(v & 1), i
-        shift += 7
+def numpy_decode(paths: Sequence[str], columns: Sequence[str] | None) -> pa.Table:
+    """Decode several manifests in one batch with icenb.io.avro; one table, in file order."""
+    from icenb.io.avro import read_avro_tables
 
-
-def container_blocks(data: bytes) -> tuple[dict[str, bytes], list[tuple[int, bytes]]]:
-    """Header metadata and (record count, decompressed payload) of each block."""
-    if data[:4] != _MAGIC:
-        raise ValueError("not an Avro object container file")
-    meta: dict[str, bytes] = {}
-    i = 4
-    while True:
-        n, i = _varint(data, i)
-        if n == 0:
-            break
-        if n < 0:
-            n = -n
-            _, i = _varint(data, i)
-        for _ in range(n):
-            kl, i = _varint(data, i)
-            key = data[i:i + kl].decode()
-            i += kl
-            vl, i = _varint(data, i)
-            meta[key] = data[i:i + vl]
-            i += vl
-    sync = data[i:i + 16]
-    i += 16
-    codec = meta.get("avro.codec", b"null")
-    blocks = []
-    while i < len(data):
-        count, i = _varint(data, i)
-        size, i = _varint(data, i)
-        payload = data[i:i + size]
-        i += size
-        if data[i:i + 16] != sync:
-            raise ValueError("bad sync marker")
-        i += 16
-        if codec == b"deflate":
-            payload = zlib.decompress(payload, -15)
-        elif codec != b"null":
-            raise ValueError(f"codec {codec!r} not supported here")
-        blocks.append((count, payload))
-    return meta, blocks
-
-
-_WINDOW = np.arange(10)
-_SHIFTS = (np.arange(10) * 7).astype(np.uint64)
-
-
-class _Lanes:
-    """The concatenated block payloads and one read position per lane (block)."""
-
-    def __init__(self, buf: np.ndarray, pos: np.ndarray) -> None:
-        self.buf = np.concatenate([buf, np.zeros(16, np.uint8)])  # 10-byte windows stay inside
-        self.pos = pos
-
-    def varint(self, sel: Any) -> np.ndarray:
-        """Zigzag varint at each selected lane, as int64; advances those lanes."""
-        p = self.pos[sel]
-        b = self.buf[p]
-        if b.size == 0 or b.max() < 0x80:
-            self.pos[sel] = p + 1
-            v = b.astype(np.uint64)
-        else:  # some multi-byte varints: decode a 10-byte window per lane at once
-            w = self.buf[p[:, None] + _WINDOW]
-            n = np.argmax(w < 0x80, axis=1) + 1
-            groups = (w & 0x7F).astype(np.uint64) << _SHIFTS
-            groups[_WINDOW[None, :] >= n[:, None]] = 0
-            v = np.bitwise_or.reduce(groups, axis=1)
-            self.pos[sel] = p + n
-        return ((v >> np.uint64(1)) ^ (np.uint64(0) - (v & np.uint64(1)))).view(np.int64)
-
-
-def _take(sel: Any, mask: np.ndarray) -> Any:
-    """Sub-selection of lanes (an index array) where mask is true."""
-    idx = np.arange(sel.start, sel.stop) if isinstance(sel, slice) else sel
-    return idx[mask]
-
-
-class _Node:
-    """A node of the compiled writer schema; collects what it reads, builds Arrow at the end."""
-
-    keep: bool
-
-    def read(self, ln: _Lanes, sel: Any, slots: np.ndarray, e: int) -> None:
-        raise NotImplementedError
-
-    def build(self, n: int, dest: Callable[[np.ndarray, np.ndarray], np.ndarray],
-              ln: _Lanes) -> pa.Array:
-        raise NotImplementedError
-
-
-class _Long(_Node):
-    def __init__(self, arrow_type: pa.DataType, keep: bool) -> None:
-        self.type, self.keep = arrow_type, keep
-        self.slots: list[np.ndarray] = []
-        self.elems: list[np.ndarray] = []
-        self.vals: list[np.ndarray] = []
-
-    def read(self, ln: _Lanes, sel: Any, slots: np.ndarray, e: int) -> None:
-        v = ln.varint(sel)
-        if self.keep:
-            self.slots.append(slots)
-            self.elems.append(np.full(slots.shape, e, np.int64))
-            self.vals.append(v)
-
-    def build(self, n: int, dest: Callable[[np.ndarray, np.ndarray], np.ndarray],
-              ln: _Lanes) -> pa.Array:
-        out = np.zeros(n, np.int64)
-        if self.vals:
-            out[dest(np.concatenate(self.slots), np.concatenate(self.elems))] = np.concatenate(
-                self.vals)
-        arr = pa.array(out)
-        if self.type == pa.int32() or self.type == pa.date32():
-            arr = arr.cast(pa.int32()).view(self.type) if self.type == pa.date32() else arr.cast(
-                pa.int32())
-        return arr
-
-
-class _Bytes(_Node):
-    def __init__(self, arrow_type: pa.DataType, keep: bool) -> None:
-        self.type, self.keep = arrow_type, keep
-        self.slots: list[np.ndarray] = []
-        self.elems: list[np.ndarray] = []
-        self.starts: list[np.ndarray] = []
-        self.lens: list[np.ndarray] = []
-
-    def read(self, ln: _Lanes, sel: Any, slots: np.ndarray, e: int) -> None:
-        size = ln.varint(sel)
-        start = ln.pos[sel].copy()
-        ln.pos[sel] = start + size
-        if self.keep:
-            self.slots.append(slots)
-            self.elems.append(np.full(slots.shape, e, np.int64))
-            self.starts.append(start)
-            self.lens.append(size)
-
-    def build(self, n: int, dest: Callable[[np.ndarray, np.ndarray], np.ndarray],
-              ln: _Lanes) -> pa.Array:
-        lens = np.zeros(n, np.int64)
-        starts = np.zeros(n, np.int64)
-        if self.lens:
-            d = dest(np.concatenate(self.slots), np.concatenate(self.elems))
-            lens[d] = np.concatenate(self.lens)
-            starts[d] = np.concatenate(self.starts)
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        total = int(offsets[-1])
-        itype = np.int32 if len(ln.buf) < 2**31 and total < 2**31 else np.int64
-        idx = np.repeat((starts - offsets[:-1]).astype(itype), lens)
-        idx += np.arange(total, dtype=itype)
-        data = ln.buf[idx]
-        big = total >= 2**31
-        typ = (pa.large_string() if self.type == pa.string() else pa.large_binary()) if big \
-            else self.type
-        off = offsets if big else offsets.astype(np.int32)
-        return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(off), pa.py_buffer(data)])
-
-
-class _Optional(_Node):
-    def __init__(self, null_index: int, child: _Node) -> None:
-        self.null_index, self.child, self.keep = null_index, child, child.keep
-        self.null_slots: list[np.ndarray] = []
-        self.null_elems: list[np.ndarray] = []
-
-    def read(self, ln: _Lanes, sel: Any, slots: np.ndarray, e: int) -> None:
-        branch = ln.varint(sel)
-        present = branch != self.null_index
-        if present.all():
-            self.child.read(ln, sel, slots, e)
-            return
-        if self.keep:
-            self.null_slots.append(slots[~present])
-            self.null_elems.append(np.full(int((~present).sum()), e, np.int64))
-        if present.any():
-            self.child.read(ln, _take(sel, present), slots[present], e)
-
-    def build(self, n: int, dest: Callable[[np.ndarray, np.ndarray], np.ndarray],
-              ln: _Lanes) -> pa.Array:
-        arr = self.child.build(n, dest, ln)
-        if not self.null_slots:
-            return arr
-        null = np.zeros(n, np.bool_)
-        null[dest(np.concatenate(self.null_slots), np.concatenate(self.null_elems))] = True
-        if pa.types.is_list(arr.type):
-            return pa.ListArray.from_arrays(arr.offsets, arr.values, mask=pa.array(null))
-        if pa.types.is_struct(arr.type):
-            return pa.StructArray.from_arrays(arr.flatten(), fields=list(arr.type),
-                                              mask=pa.array(null))
-        bits = pa.array(~null).buffers()[1]
-        return pa.Array.from_buffers(arr.type, n, [bits, *arr.buffers()[1:]])
-
-
-class _Record(_Node):
-    def __init__(self, fields: list[tuple[str, _Node]]) -> None:
-        self.fields = fields
-        self.keep = any(node.keep for _, node in fields)
-
-    def read(self, ln: _Lanes, sel: Any, slots: np.ndarray, e: int) -> None:
-        for _, node in self.fields:
-            node.read(ln, sel, slots, e)
-
-    def build(self, n: int, dest: Callable[[np.ndarray, np.ndarray], np.ndarray],
-              ln: _Lanes) -> pa.Array:
-        kept = [(name, node) for name, node in self.fields if node.keep]
-        return pa.StructArray.from_arrays([node.build(n, dest, ln) for _, node in kept],
-                                          names=[name for name, _ in kept])
-
-
-class _Array(_Node):
-    """An Avro array (an Iceberg list, or a map written as an array of key/value records)."""
-
-    def __init__(self, item: _Node) -> None:
-        self.item, self.keep = item, item.keep
-        self.count_slots: list[np.ndarray] = []
-        self.counts: list[np.ndarray] = []
-
-    def read(self, ln: _Lanes, sel: Any, slots: np.ndarray, e: int) -> None:
-        if e != 0:
-            raise NotImplementedError("arrays nested in arrays")
-        count = ln.varint(sel)
-        neg = count < 0
-        if neg.any():  # a negative count is followed by the block's size in bytes
-            ln.varint(_take(sel, neg))
-            count = np.abs(count)
-        total = count
-        for k in range(int(count.max()) if count.size else 0):
-            have = count > k
-            if have.all():
-                self.item.read(ln, sel, slots, k + 1)  # element numbers start at 1
-            else:
-                self.item.read(ln, _take(sel, have), slots[have], k + 1)
-        more = count > 0
-        if more.any():  # the end-of-array marker (a zero count), or a further block
-            tail = ln.varint(_take(sel, more))
-            if (tail != 0).any():
-                raise NotImplementedError("arrays written in several blocks")
-        self.count_slots.append(slots)
-        self.counts.append(total)
-
-    def build(self, n: int, dest: Callable[[np.ndarray, np.ndarray], np.ndarray],
-              ln: _Lanes) -> pa.Array:
-        lens = np.zeros(n, np.int64)
-        if self.counts:
-            slots = np.concatenate(self.count_slots)
-            lens[dest(slots, np.zeros_like(slots))] = np.concatenate(self.counts)
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        parent = dest
-
-        def child_dest(s: np.ndarray, e: np.ndarray) -> np.ndarray:
-            return offsets[parent(s, np.zeros_like(s))] + e - 1
-
-        values = self.item.build(int(offsets[-1]), child_dest, ln)
-        return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values)
-
-
-def _compile(schema: Any, keep: Callable[[tuple[str, ...]], bool],
-             path: tuple[str, ...] = ()) -> _Node:
-    if isinstance(schema, list):
-        if len(schema) != 2 or "null" not in schema:
-            raise NotImplementedError(f"union {schema}")
-        i = schema.index("null")
-        return _Optional(i, _compile(schema[1 - i], keep, path))
-    if isinstance(schema, str):
-        schema = {"type": schema}
-    t = schema["type"]
-    if isinstance(t, (dict, list)):
-        return _compile(t, keep, path)
-    if t == "record":
-        return _Record([(f["name"], _compile(f["type"], keep, (*path, f["name"])))
-                        for f in schema["fields"]])
-    if t == "array":
-        return _Array(_compile(schema["items"], keep, path))
-    k = keep(path)
-    if t in ("int", "long"):
-        typ = pa.date32() if schema.get("logicalType") == "date" else (
-            pa.int32() if t == "int" else pa.int64())
-        return _Long(typ, k)
-    if t in ("string", "bytes"):
-        return _Bytes(pa.string() if t == "string" else pa.binary(), k)
-    raise NotImplementedError(f"type {t}")
-
-
-def numpy_decode(paths: Sequence[str], keep: Callable[[tuple[str, ...]], bool]) -> pa.Table:
-    """Decode several manifests (same writer schema) into one Arrow table, in file order."""
-    import json
-
-    schema: Any = None
-    payloads: list[bytes] = []
-    counts: list[int] = []
-    for p in paths:
-        with open(p, "rb") as f:
-            meta, blocks = container_blocks(f.read())
-        s = json.loads(meta["avro.schema"])
-        if schema is None:
-            schema = s
-        elif s != schema:
-            raise NotImplementedError("manifests with different writer schemas in one batch")
-        for c, b in blocks:
-            counts.append(c)
-            payloads.append(b)
-    root = _compile(schema, keep)
-    assert isinstance(root, _Record)
-    cnt = np.array(counts, np.int64)
-    starts = np.zeros(len(payloads), np.int64)
-    np.cumsum([len(b) for b in payloads[:-1]], out=starts[1:])
-    rowbase = np.zeros(len(cnt), np.int64)
-    np.cumsum(cnt[:-1], out=rowbase[1:])
-    order = np.argsort(-cnt, kind="stable")  # lanes with most records first: active = prefix
-    buf = np.frombuffer(b"".join(payloads), np.uint8)
-    ln = _Lanes(buf, starts[order].copy())
-    base = rowbase[order]
-    sorted_cnt = cnt[order]
-    for r in range(int(cnt.max()) if len(cnt) else 0):
-        k = int((sorted_cnt > r).sum())  # lanes with more than r records: a prefix
-        root.read(ln, slice(0, k), base[:k] + r, 0)
-    n = int(cnt.sum())
-
-    def top(s: np.ndarray, e: np.ndarray) -> np.ndarray:
-        return s
-
-    cols = [(name, node.build(n, top, ln)) for name, node in root.fields if node.keep]
-    return pa.table({name: arr for name, arr in cols})
-
-
-def _keep_all(path: tuple[str, ...]) -> bool:
-    return True
-
-
-def _keep_planning(path: tuple[str, ...]) -> bool:
-    if path[0] != "data_file":
-        return path[0] in PLANNING_FIELDS
-    return len(path) > 1 and path[1] in PLANNING_DATA_FILE_FIELDS
+    files = [(p, Path(p).read_bytes()) for p in paths]
+    return pa.concat_tables(read_avro_tables(files, columns=columns))
 
 
 def numpy_full(path: str) -> pa.Table:
     """d. numpy lockstep decoder, all fields (one manifest at a time)."""
-    return numpy_decode([path], _keep_all)
+    return numpy_decode([path], None)
 
 
 def numpy_planning(path: str) -> pa.Table:
     """d. numpy lockstep decoder, planning fields only (one manifest at a time)."""
-    return numpy_decode([path], _keep_planning)
+    return numpy_decode([path], PLANNING_COLUMNS)
 
 
 def numpy_full_batch(paths: Sequence[str]) -> pa.Table:
     """d. numpy lockstep decoder, all manifests in one batch, all fields."""
-    return numpy_decode(paths, _keep_all)
+    return numpy_decode(paths, None)
 
 
 def numpy_planning_batch(paths: Sequence[str]) -> pa.Table:
     """d. numpy lockstep decoder, all manifests in one batch, planning fields only."""
-    return numpy_decode(paths, _keep_planning)
+    return numpy_decode(paths, PLANNING_COLUMNS)
 
 
 # --------------------------------------------------------------------------- harness
