@@ -1,0 +1,151 @@
+"""Iceberg schemas and values as Arrow: types with field ids, and constant columns.
+
+Arrow fields carry the Iceberg field id as ``PARQUET:field_id`` metadata (what pyarrow reads
+from and writes to Parquet), so Arrow data stays matched to the schema by id, not by name.
+Spec: "Schemas and Data Types"; Parquet type mapping: Appendix A.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from icenb.errors import UnsupportedFeature
+from icenb.spec.schema import Schema
+from icenb.spec.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FixedType,
+    FloatType,
+    GeographyType,
+    GeometryType,
+    IcebergType,
+    IntegerType,
+    ListType,
+    LongType,
+    MapType,
+    NestedField,
+    StringType,
+    StructType,
+    TimestampNanoType,
+    TimestampType,
+    TimestamptzNanoType,
+    TimestamptzType,
+    TimeType,
+    UnknownType,
+    UUIDType,
+)
+
+__all__ = [
+    "FIELD_ID_KEY",
+    "arrow_constant",
+    "arrow_field",
+    "arrow_field_id",
+    "to_arrow_schema",
+    "to_arrow_type",
+]
+
+#: Arrow field metadata key holding the Iceberg field id (as pyarrow's Parquet reader uses it).
+FIELD_ID_KEY = b"PARQUET:field_id"
+
+
+def arrow_field_id(field: pa.Field) -> int | None:
+    """The Iceberg field id of an Arrow field (``PARQUET:field_id`` metadata), if any."""
+    meta = field.metadata
+    if not meta:
+        return None
+    raw = meta.get(FIELD_ID_KEY)
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return None
+
+
+def to_arrow_type(t: IcebergType) -> pa.DataType:
+    """The Arrow type that holds values of an Iceberg type (Appendix A's Parquet mapping)."""
+    if isinstance(t, BooleanType):
+        return pa.bool_()
+    if isinstance(t, IntegerType):
+        return pa.int32()
+    if isinstance(t, LongType):
+        return pa.int64()
+    if isinstance(t, FloatType):
+        return pa.float32()
+    if isinstance(t, DoubleType):
+        return pa.float64()
+    if isinstance(t, DecimalType):
+        return pa.decimal128(t.precision, t.scale)
+    if isinstance(t, DateType):
+        return pa.date32()
+    if isinstance(t, TimeType):
+        return pa.time64("us")
+    if isinstance(t, TimestamptzType):
+        return pa.timestamp("us", tz="UTC")
+    if isinstance(t, TimestampType):
+        return pa.timestamp("us")
+    if isinstance(t, TimestamptzNanoType):
+        return pa.timestamp("ns", tz="UTC")
+    if isinstance(t, TimestampNanoType):
+        return pa.timestamp("ns")
+    if isinstance(t, StringType):
+        return pa.string()
+    if isinstance(t, UUIDType):
+        return pa.binary(16)
+    if isinstance(t, FixedType):
+        return pa.binary(t.length)
+    if isinstance(t, (BinaryType, GeometryType, GeographyType)):
+        return pa.binary()
+    if isinstance(t, UnknownType):
+        return pa.null()
+    if isinstance(t, StructType):
+        return pa.struct([arrow_field(f) for f in t.fields])
+    if isinstance(t, ListType):
+        return pa.list_(arrow_field(t.element_field))
+    if isinstance(t, MapType):
+        return pa.map_(arrow_field(t.key_field), arrow_field(t.value_field))
+    raise UnsupportedFeature("no Arrow representation for this Iceberg type", value=str(t))
+
+
+def arrow_field(field: NestedField) -> pa.Field:
+    """An Arrow field for an Iceberg field, with its id as ``PARQUET:field_id`` metadata."""
+    return pa.field(field.name, to_arrow_type(field.field_type), nullable=not field.required,
+                    metadata={FIELD_ID_KEY: str(field.field_id).encode()})
+
+
+def to_arrow_schema(schema: Schema | StructType) -> pa.Schema:
+    """The Arrow schema of an Iceberg schema, field ids kept as field metadata."""
+    return pa.schema([arrow_field(f) for f in schema.fields])
+
+
+def _arrow_value(t: IcebergType, value: Any) -> Any:
+    """An internal value (``icenb.spec.types`` representation) as pyarrow accepts it."""
+    if value is None:
+        return None
+    if isinstance(t, UUIDType):
+        return value.bytes if isinstance(value, uuid.UUID) else bytes(value)
+    if isinstance(t, StructType):
+        items: Mapping[int, Any] = value
+        return {f.name: _arrow_value(f.field_type, items.get(f.field_id)) for f in t.fields}
+    if isinstance(t, ListType):
+        return [_arrow_value(t.element_type, v) for v in value]
+    if isinstance(t, MapType):
+        return [(_arrow_value(t.key_type, k), _arrow_value(t.value_type, v))
+                for k, v in value.items()]
+    return value
+
+
+def arrow_constant(t: IcebergType, value: Any, length: int) -> pa.Array:
+    """An Arrow array repeating one internal value (a partition value or a default)."""
+    arrow_type = to_arrow_type(t)
+    if value is None:
+        return pa.nulls(length, arrow_type)
+    scalar = pa.scalar(_arrow_value(t, value), type=arrow_type)
+    return pa.repeat(scalar, length)

@@ -1,0 +1,455 @@
+"""Read a file scan task into Arrow: project the data file by field id, apply deletes, filter.
+
+The same code runs on a laptop and inside Spark executors (DESIGN: "Spark for data"): it takes a
+:class:`~icenb.io.file_io.FileIO`, a :class:`~icenb.spec.manifest.FileScanTask` and the
+projected schema, and returns a ``pyarrow.Table`` whose fields carry ``PARQUET:field_id``.
+
+Steps (spec: "Column Projection", "Scan Planning", "Row-level deletes"):
+
+1. Columns are matched to the schema by field id (by name through a name mapping when the file
+   has no ids); renamed, reordered and dropped columns follow; promoted types are cast. A field
+   the file lacks takes its identity partition value, else its ``initial-default``, else null.
+2. Position deletes (rows of Parquet delete files whose ``file_path`` is this data file) and
+   deletion vectors remove rows by position; equality deletes remove rows whose equality
+   columns equal a delete row's, nulls equal to nulls.
+3. The residual filter keeps the matching rows.
+
+Decisions: a file is read whole (row positions are the file's row numbers); equality columns
+and residual columns not in the projection are read and dropped at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from icenb.errors import CorruptFile, IcebergError, UnsupportedFeature, ValidationError
+from icenb.io.file_io import FileIO
+from icenb.io.puffin import read_deletion_vector
+from icenb.spec.evaluators import evaluate_arrow
+from icenb.spec.expression_parser import parse
+from icenb.spec.expressions import (
+    AlwaysFalse,
+    AlwaysTrue,
+    Expression,
+    bind,
+    referenced_field_ids,
+)
+from icenb.spec.manifest import DataFile, FileContent, FileFormat, FileScanTask
+from icenb.spec.schema import Schema
+from icenb.spec.transforms import IdentityTransform
+from icenb.spec.types import (
+    ListType,
+    MapType,
+    NestedField,
+    PrimitiveType,
+    StructType,
+)
+from icenb.table.arrow_schema import (
+    FIELD_ID_KEY,
+    arrow_constant,
+    arrow_field,
+    arrow_field_id,
+    to_arrow_schema,
+    to_arrow_type,
+)
+from icenb.table.scan_planning import ScanPlan
+
+__all__ = ["NameMapping", "project_table", "read_data_file", "read_plan", "read_task"]
+
+#: Field ids of the position delete file columns (spec: Position Delete Files).
+_DELETE_FILE_PATH_ID = 2147483546
+_DELETE_POS_ID = 2147483545
+
+#: A name mapping (spec: "Column Projection", ``schema.name-mapping.default``): the parsed JSON
+#: list of ``{"field-id": id, "names": [...], "fields": [...]}`` objects.
+NameMapping = Sequence[Mapping[str, Any]]
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def read_plan(io: FileIO, plan: ScanPlan, schema: Schema | None = None, *,
+              name_mapping: NameMapping | None = None) -> pa.Table:
+    """All rows of a planned scan (every task, in order), projected to ``schema``
+    (default: the plan's schema)."""
+    projection = plan.schema if schema is None else schema
+    tables = [read_task(io, task, projection, name_mapping=name_mapping)
+              for task in plan.tasks]
+    if not tables:
+        return to_arrow_schema(projection).empty_table()
+    return pa.concat_tables(tables)
+
+
+def read_task(io: FileIO, task: FileScanTask, schema: Schema, *,
+              name_mapping: NameMapping | None = None) -> pa.Table:
+    """The live rows of one task's data file that match its residual, projected to ``schema``.
+
+    Spec: "Column Projection" (ids, defaults, identity partition values) and "Row-level
+    deletes" (position deletes, deletion vectors, equality deletes).
+    """
+    data_file = task.data_file
+    residual = _residual(task)
+    if isinstance(residual, AlwaysFalse):
+        return to_arrow_schema(schema).empty_table()
+    eq_deletes = [d for d in task.delete_files if d.content == FileContent.EQUALITY_DELETES]
+    extra_ids: set[int] = set()
+    for d in eq_deletes:
+        extra_ids.update(d.equality_ids or ())
+    bound: Expression | None = None
+    if not isinstance(residual, AlwaysTrue):
+        bound = bind(residual, task.schema)
+        extra_ids.update(referenced_field_ids(bound))
+    read_schema = _with_fields(schema, task.schema, extra_ids)
+    constants = _identity_partition_values(task)
+    table = read_data_file(io, data_file, read_schema, constants=constants,
+                           name_mapping=name_mapping)
+
+    keep = _position_keep_mask(io, task, table.num_rows)
+    if keep is not None:
+        table = table.filter(pa.array(keep, pa.bool_()))
+    for delete in eq_deletes:
+        if table.num_rows == 0:
+            break
+        table = _apply_equality_delete(io, delete, task.schema, table, name_mapping)
+    if bound is not None and table.num_rows:
+        table = table.filter(evaluate_arrow(bound, table))
+    if read_schema is not schema:
+        table = project_table(table, schema, file=data_file.file_path)
+    return table
+
+
+def read_data_file(io: FileIO, data_file: DataFile, schema: Schema, *,
+                   constants: Mapping[int, Any] | None = None,
+                   name_mapping: NameMapping | None = None) -> pa.Table:
+    """Every row of a data file, projected by field id to ``schema`` (no deletes applied)."""
+    if data_file.file_format != FileFormat.PARQUET:
+        raise UnsupportedFeature(f"reading {data_file.file_format.value} data files is not "
+                                 "supported yet", file=data_file.file_path,
+                                 field="file_format", value=data_file.file_format.value)
+    raw = _read_parquet(io, data_file.file_path, schema, name_mapping)
+    return project_table(raw, schema, constants=constants, file=data_file.file_path)
+
+
+def project_table(table: pa.Table, schema: Schema, *,
+                  constants: Mapping[int, Any] | None = None,
+                  file: str | None = None) -> pa.Table:
+    """Arrow data with field-id metadata projected to an Iceberg schema.
+
+    Spec: "Column Projection". ``constants`` maps field ids to values (identity partition
+    values) used for fields the data lacks.
+    """
+    by_id = _children_by_id(table.schema)
+    n = table.num_rows
+    columns: list[pa.ChunkedArray | pa.Array] = []
+    for f in schema.fields:
+        idx = by_id.get(f.field_id)
+        if idx is None:
+            columns.append(_missing(f, n, constants))
+            continue
+        col = table.column(idx)
+        chunks = [_project(chunk, table.schema.field(idx), f, file) for chunk in col.chunks]
+        target = to_arrow_type(f.field_type)
+        columns.append(pa.chunked_array(chunks, type=target))
+    return pa.Table.from_arrays(columns, schema=to_arrow_schema(schema))
+
+
+# --------------------------------------------------------------------------- projection
+
+
+def _children_by_id(fields: Iterable[pa.Field]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for i, f in enumerate(fields):
+        fid = arrow_field_id(f)
+        if fid is not None:
+            out.setdefault(fid, i)
+    return out
+
+
+def _missing(f: NestedField, n: int, constants: Mapping[int, Any] | None) -> pa.Array:
+    """A column the file lacks: identity partition value, else initial default, else null.
+
+    Spec: "Column Projection" (values for field ids not present in a data file)."""
+    if constants is not None and f.field_id in constants:
+        return arrow_constant(f.field_type, constants[f.field_id], n)
+    if f.initial_default is not None:
+        return arrow_constant(f.field_type, f.initial_default, n)
+    if f.required:
+        raise ValidationError("a required field is missing from the data file and has no "
+                              "initial default", field=f.name, value=f.field_id)
+    return arrow_constant(f.field_type, None, n)
+
+
+def _project(arr: pa.Array, file_field: pa.Field, f: NestedField, file: str | None) -> pa.Array:
+    """One column (a chunk) projected to an Iceberg field, recursively by field id."""
+    t = f.field_type
+    target = to_arrow_type(t)
+    src = file_field.type
+    if isinstance(t, StructType):
+        if not pa.types.is_struct(src):
+            raise _mismatch(file_field, f, file)
+        assert isinstance(arr, pa.StructArray)
+        child_ids = _children_by_id(src)
+        children = []
+        for child in t.fields:
+            idx = child_ids.get(child.field_id)
+            if idx is None:
+                children.append(_missing(child, len(arr), None))
+            else:
+                children.append(_project(arr.field(idx), src.field(idx), child, file))
+        mask = arr.is_null() if arr.null_count else None
+        return pa.StructArray.from_arrays(children, fields=[arrow_field(c) for c in t.fields],
+                                          mask=mask)
+    if isinstance(t, ListType):
+        if not (pa.types.is_list(src) or pa.types.is_large_list(src)):
+            raise _mismatch(file_field, f, file)
+        assert isinstance(arr, (pa.ListArray, pa.LargeListArray))
+        values = _project(arr.values, src.value_field, t.element_field, file)
+        offsets = arr.offsets.cast(pa.int32())
+        mask = arr.is_null() if arr.null_count else None
+        return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
+    if isinstance(t, MapType):
+        if not pa.types.is_map(src):
+            raise _mismatch(file_field, f, file)
+        assert isinstance(arr, pa.MapArray)
+        keys = _project(arr.keys, src.key_field, t.key_field, file)
+        items = _project(arr.items, src.item_field, t.value_field, file)
+        mask = arr.is_null() if arr.null_count else None
+        return pa.MapArray.from_arrays(arr.offsets, keys, items, type=target, mask=mask)
+    assert isinstance(t, PrimitiveType)
+    if pa.types.is_dictionary(src):
+        arr = arr.cast(src.value_type)
+        src = src.value_type
+    if isinstance(src, pa.ExtensionType):
+        arr = arr.storage
+        src = src.storage_type
+    if src == target:
+        return arr
+    try:
+        return arr.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise CorruptFile(f"cannot read column as {t}: {e}", file=file, field=f.name,
+                          value=str(src)) from None
+
+
+def _mismatch(file_field: pa.Field, f: NestedField, file: str | None) -> CorruptFile:
+    return CorruptFile(f"column has type {file_field.type}, the schema says {f.field_type}",
+                       file=file, field=f.name, value=f.field_id)
+
+
+# --------------------------------------------------------------------------- Parquet
+
+
+def _read_parquet(io: FileIO, location: str, schema: Schema | None,
+                  name_mapping: NameMapping | None) -> pa.Table:
+    """A Parquet file's columns needed by ``schema`` (all when None), ids as field metadata."""
+    with io.new_input(location).open() as stream:
+        try:
+            pf = pq.ParquetFile(stream)
+            arrow_schema = pf.schema_arrow
+            if name_mapping is not None and not any(
+                    arrow_field_id(f) is not None for f in arrow_schema):
+                arrow_schema = _apply_name_mapping(arrow_schema, name_mapping)
+            columns = None
+            if schema is not None:
+                wanted = schema.field_ids()
+                columns = [f.name for f in arrow_schema if arrow_field_id(f) in wanted]
+            table = pf.read(columns=columns)
+        except (pa.ArrowInvalid, OSError) as e:
+            if isinstance(e, IcebergError):
+                raise
+            raise CorruptFile(f"cannot read Parquet file: {e}", file=location) from None
+    if name_mapping is not None and columns is not None:
+        table = pa.Table.from_arrays(table.columns, schema=pa.schema(
+            [arrow_schema.field(name) for name in table.column_names]))
+    return table
+
+
+def _apply_name_mapping(schema: pa.Schema, mapping: NameMapping) -> pa.Schema:
+    """Field ids for a file written without them (spec: "Column Projection", name mapping)."""
+    return pa.schema([_map_field(f, mapping) for f in schema])
+
+
+def _map_field(f: pa.Field, mapping: NameMapping | None, name: str | None = None) -> pa.Field:
+    """``f`` with the id the mapping gives its name (``name``: list element / map key or value,
+    whose Parquet names vary), recursively."""
+    entry = None
+    for m in mapping or ():
+        if (name or f.name) in m.get("names", ()):
+            entry = m
+            break
+    nested = entry.get("fields") if entry is not None else None
+    t = f.type
+    if pa.types.is_struct(t):
+        t = pa.struct([_map_field(t.field(i), nested) for i in range(t.num_fields)])
+    elif pa.types.is_list(t):
+        t = pa.list_(_map_field(t.value_field, nested, "element"))
+    elif pa.types.is_map(t):
+        t = pa.map_(_map_field(t.key_field, nested, "key"),
+                    _map_field(t.item_field, nested, "value"))
+    meta = {k: v for k, v in (f.metadata or {}).items() if k != FIELD_ID_KEY}
+    if entry is not None and entry.get("field-id") is not None:
+        meta[FIELD_ID_KEY] = str(entry["field-id"]).encode()
+    return pa.field(f.name, t, f.nullable, metadata=meta or None)
+
+
+# --------------------------------------------------------------------------- deletes
+
+
+def _position_keep_mask(io: FileIO, task: FileScanTask, n: int) -> np.ndarray[Any, Any] | None:
+    """Rows of the data file not deleted by position deletes or a deletion vector."""
+    deleted: list[np.ndarray[Any, Any]] = []
+    path = task.data_file.file_path
+    for d in task.delete_files:
+        if d.content != FileContent.POSITION_DELETES:
+            continue
+        if d.file_format == FileFormat.PUFFIN:
+            if d.content_offset is None or d.content_size_in_bytes is None:
+                raise CorruptFile("a deletion vector entry has no content offset or size",
+                                  file=d.file_path, field="content_offset")
+            dv = read_deletion_vector(io.new_input(d.file_path), d.content_offset,
+                                      d.content_size_in_bytes, cardinality=d.record_count,
+                                      file=d.file_path)
+            deleted.append(dv.to_numpy())
+            continue
+        if d.file_format != FileFormat.PARQUET:
+            raise UnsupportedFeature(f"reading {d.file_format.value} delete files is not "
+                                     "supported yet", file=d.file_path, field="file_format")
+        raw = _read_parquet(io, d.file_path, None, None)
+        ids = _children_by_id(raw.schema)
+        if _DELETE_FILE_PATH_ID not in ids or _DELETE_POS_ID not in ids:
+            raise CorruptFile("a position delete file needs file_path and pos columns",
+                              file=d.file_path)
+        paths = raw.column(ids[_DELETE_FILE_PATH_ID])
+        positions = raw.column(ids[_DELETE_POS_ID])
+        mine = pc.equal(paths, pa.scalar(path, paths.type))
+        pos = positions.filter(pc.fill_null(mine, False))
+        deleted.append(np.asarray(pos.to_numpy(), dtype=np.int64))
+    if not deleted:
+        return None
+    keep = np.ones(n, dtype=bool)
+    for pos_array in deleted:
+        inside = pos_array[(pos_array >= 0) & (pos_array < n)]
+        keep[inside] = False
+    return keep
+
+
+def _apply_equality_delete(io: FileIO, delete: DataFile, table_schema: Schema,
+                           table: pa.Table, name_mapping: NameMapping | None) -> pa.Table:
+    """Drop the rows whose equality columns equal a delete row's (nulls equal nulls).
+
+    Spec: "Equality Delete Files"."""
+    if delete.file_format != FileFormat.PARQUET:
+        raise UnsupportedFeature(f"reading {delete.file_format.value} delete files is not "
+                                 "supported yet", file=delete.file_path, field="file_format")
+    ids = list(delete.equality_ids or ())
+    if not ids:
+        raise CorruptFile("an equality delete file has no equality_ids", file=delete.file_path,
+                          field="equality_ids")
+    fields = []
+    for fid in ids:
+        field = table_schema.field_by_id(fid)
+        if field is None:
+            raise CorruptFile("an equality field id is not in the table schema",
+                              file=delete.file_path, field="equality_ids", value=fid)
+        fields.append(field)
+    # Equality columns may be nested: locate them by id path in both tables.
+    delete_schema = _with_fields(Schema(), table_schema, set(ids))
+    raw = _read_parquet(io, delete.file_path, delete_schema, name_mapping)
+    deletes = project_table(raw, delete_schema, file=delete.file_path)
+    if deletes.num_rows == 0:
+        return table
+    data_cols = [_column_by_id(table, table_schema, fid) for fid in ids]
+    delete_cols = [_column_by_id(deletes, table_schema, fid) for fid in ids]
+    if len(ids) == 1:
+        values = delete_cols[0].combine_chunks() if isinstance(
+            delete_cols[0], pa.ChunkedArray) else delete_cols[0]
+        hit = pc.is_in(data_cols[0], value_set=values, skip_nulls=False)
+    else:
+        keys = set(zip(*(_hashable(c.to_pylist()) for c in delete_cols), strict=True))
+        rows = zip(*(_hashable(c.to_pylist()) for c in data_cols), strict=True)
+        hit = pa.array([r in keys for r in rows], pa.bool_())
+    return table.filter(pc.invert(pc.fill_null(hit, False)))
+
+
+def _hashable(values: list[Any]) -> list[Any]:
+    return [_freeze(v) for v in values]
+
+
+def _freeze(v: Any) -> Any:
+    if isinstance(v, dict):
+        return tuple((k, _freeze(x)) for k, x in v.items())
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    return v
+
+
+def _column_by_id(table: pa.Table, schema: Schema, fid: int) -> pa.ChunkedArray:
+    """A (possibly nested) column of projected data by its field id."""
+    path = [a.field_id for a in schema.ancestors(fid)] + [fid]
+    top = _children_by_id(table.schema)
+    col = table.column(top[path[0]])
+    for child_id in path[1:]:
+        children = _children_by_id(col.type)
+        col = pc.struct_field(col, [children[child_id]])
+    return col
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _residual(task: FileScanTask) -> Expression:
+    r = task.residual_filter
+    if r is True:
+        return AlwaysTrue()
+    if r is False:
+        return AlwaysFalse()
+    if isinstance(r, Expression):
+        return r
+    if isinstance(r, str):
+        return parse(r)
+    raise UnsupportedFeature("a residual filter in JSON form is not supported yet",
+                             field="residual-filter", value=r)
+
+
+def _with_fields(schema: Schema, table_schema: Schema, field_ids: set[int]) -> Schema:
+    """``schema`` plus the top-level fields of ``table_schema`` holding ``field_ids``
+    (columns needed for deletes or filters); ``schema`` itself when nothing is added."""
+    present = set(schema.field_ids())
+    extra: list[NestedField] = []
+    for fid in sorted(field_ids):
+        if fid in present:
+            continue
+        ancestors = table_schema.ancestors(fid)
+        top_id = ancestors[0].field_id if ancestors else fid
+        if top_id in present:
+            # The top-level column is projected but lacks this nested field: read it whole.
+            top = table_schema.field_by_id(top_id)
+            assert top is not None
+            fields = tuple(top if f.field_id == top_id else f for f in schema.fields)
+            schema = Schema(*fields, schema_id=schema.schema_id)
+            present = set(schema.field_ids())
+            continue
+        top = table_schema.field_by_id(top_id)
+        if top is None:
+            raise ValidationError("field id not in the table schema", value=fid)
+        extra.append(top)
+        present |= {top_id}
+        present |= set(Schema(top).field_ids())
+    if not extra:
+        return schema
+    return Schema(*schema.fields, *extra, schema_id=schema.schema_id)
+
+
+def _identity_partition_values(task: FileScanTask) -> dict[int, Any]:
+    """Source field id -> identity partition value of the task's data file."""
+    out: dict[int, Any] = {}
+    for pf, value in zip(task.spec.fields, task.data_file.partition, strict=False):
+        if isinstance(pf.transform, IdentityTransform):
+            out.setdefault(pf.source_ids[0], value)
+    return out

@@ -1,0 +1,109 @@
+"""Read table snapshots with the Iceberg Java reference implementation (Spark 3.5), in one JVM.
+
+Usage (inside .venv-ref):
+  python java_read.py --requests REQUESTS.json --output RESULTS.json
+
+REQUESTS.json holds {"requests": [{"location": "/abs/table/dir", "snapshot_id": 123}, ...]}.
+Each is read as ``spark.read.format("iceberg").option("snapshot-id", sid).load(location)``
+(a Hadoop table by path; Spark projects the snapshot's schema).  RESULTS.json gets
+{"results": [{"ok": true, "columns": [...], "rows": [[...], ...]} | {"ok": false, "error": ...}]}
+with every value normalized by :func:`normalize` (importable from icenb's tests, which apply
+the same normalization to icenb's rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import decimal
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+import uuid
+from typing import Any
+
+__all__ = ["main", "normalize"]
+
+
+def normalize(value: Any) -> Any:
+    """A JSON value standing for one cell, alike for Spark's and pyarrow's Python values.
+
+    Decimals as strings, bytes as hex, dates ISO, timestamps ISO in UTC without zone, floats
+    NaN/inf as strings, structs as lists of values (field order), maps as sorted [key, value]
+    pairs, lists as lists. Spark's shapes are the input: a struct is a tuple (``Row``), a map
+    a dict.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return repr(value)
+        return value
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, uuid.UUID):
+        return value.bytes.hex()
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value.isoformat(timespec="microseconds")
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, datetime.time):
+        return value.isoformat(timespec="microseconds")
+    if isinstance(value, dict):  # a map
+        return _pairs(value.items())
+    if isinstance(value, (list, tuple)):  # a list, or a struct (pyspark Row: a tuple)
+        return [normalize(v) for v in value]
+    return str(value)
+
+
+def _pairs(items: Any) -> list[list[Any]]:
+    pairs = [[normalize(k), normalize(v)] for k, v in items]
+    return sorted(pairs, key=lambda p: json.dumps(p, sort_keys=True))
+
+
+def _read(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
+    df = (spark.read.format("iceberg").option("snapshot-id", str(request["snapshot_id"]))
+          .load(os.path.abspath(request["location"])))
+    rows = [[normalize(v) for v in row] for row in df.collect()]
+    return {"ok": True, "columns": df.columns, "rows": rows}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", required=True)
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args(argv)
+    with open(args.requests, encoding="utf-8") as f:
+        doc = json.load(f)
+    requests = doc["requests"] if isinstance(doc, dict) else doc
+    # pyspark turns timestamps into naive local datetimes: make local time UTC.
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from refspark import spark_session
+
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        spark = spark_session(os.path.join(scratch, "wh"), scratch)
+        try:
+            for request in requests:
+                try:
+                    results.append(_read(spark, request))
+                except Exception as e:  # report it and go on with the batch
+                    results.append({"ok": False, "error": str(e).splitlines()[0][:2000]})
+        finally:
+            spark.stop()
+    with open(args.output, "w", encoding="utf-8") as f:
+        json.dump({"results": results}, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
