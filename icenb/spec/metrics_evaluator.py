@@ -49,8 +49,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icenb.errors import IcebergError, ValidationError
+from icenb.errors import IcebergError, UnsupportedFeature, ValidationError
 from icenb.spec import values
+from icenb.spec.arrow_types import primitive_arrow_type
 from icenb.spec.evaluators import arrow_literal, normalize_column, prepare_bound
 from icenb.spec.expressions import (
     AlwaysFalse,
@@ -68,12 +69,12 @@ from icenb.spec.expressions import (
 from icenb.spec.schema import Schema
 from icenb.spec.types import (
     BinaryType,
-    BooleanType,
     DateType,
-    DecimalType,
     DoubleType,
     FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     IcebergType,
     IntegerType,
     LongType,
@@ -85,6 +86,7 @@ from icenb.spec.types import (
     TimestamptzNanoType,
     TimestamptzType,
     TimeType,
+    UnknownType,
     UUIDType,
 )
 
@@ -712,39 +714,12 @@ def _literal_array(values: Iterable[Any], arrow_type: pa.DataType) -> pa.Array:
 
 def arrow_type_for(t: IcebergType) -> pa.DataType:
     """The Arrow type used for decoded bounds of an Iceberg primitive type."""
-    if isinstance(t, BooleanType):
-        return pa.bool_()
-    if isinstance(t, IntegerType):
-        return pa.int32()
-    if isinstance(t, LongType):
-        return pa.int64()
-    if isinstance(t, FloatType):
-        return pa.float32()
-    if isinstance(t, DoubleType):
-        return pa.float64()
-    if isinstance(t, DecimalType):
-        return pa.decimal128(t.precision, t.scale)
-    if isinstance(t, DateType):
-        return pa.date32()
-    if isinstance(t, TimeType):
-        return pa.time64("us")
-    if isinstance(t, TimestampType):
-        return pa.timestamp("us")
-    if isinstance(t, TimestamptzType):
-        return pa.timestamp("us", tz="UTC")
-    if isinstance(t, TimestampNanoType):
-        return pa.timestamp("ns")
-    if isinstance(t, TimestamptzNanoType):
-        return pa.timestamp("ns", tz="UTC")
-    if isinstance(t, StringType):
-        return pa.large_string()
-    if isinstance(t, UUIDType):
-        return pa.binary(16)
-    if isinstance(t, FixedType):
-        return pa.binary(t.length)
-    if isinstance(t, BinaryType):
-        return pa.large_binary()
-    raise ValidationError("no Arrow bound type for this Iceberg type", value=str(t))
+    if isinstance(t, (UnknownType, GeometryType, GeographyType)) or not t.is_primitive:
+        raise ValidationError("no Arrow bound type for this Iceberg type", value=str(t))
+    try:
+        return primitive_arrow_type(t, large=True)
+    except UnsupportedFeature:
+        raise ValidationError("no Arrow bound type for this Iceberg type", value=str(t)) from None
 
 
 _FIXED_WIDTH: dict[type, tuple[int, str]] = {

@@ -14,31 +14,14 @@ from typing import Any
 import pyarrow as pa
 
 from icenb.errors import UnsupportedFeature
+from icenb.spec.arrow_types import primitive_arrow_type
 from icenb.spec.schema import Schema
 from icenb.spec.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
-    GeographyType,
-    GeometryType,
     IcebergType,
-    IntegerType,
     ListType,
-    LongType,
     MapType,
     NestedField,
-    StringType,
     StructType,
-    TimestampNanoType,
-    TimestampType,
-    TimestamptzNanoType,
-    TimestamptzType,
-    TimeType,
-    UnknownType,
     UUIDType,
 )
 
@@ -71,40 +54,8 @@ def arrow_field_id(field: pa.Field) -> int | None:
 
 def to_arrow_type(t: IcebergType) -> pa.DataType:
     """The Arrow type that holds values of an Iceberg type (Appendix A's Parquet mapping)."""
-    if isinstance(t, BooleanType):
-        return pa.bool_()
-    if isinstance(t, IntegerType):
-        return pa.int32()
-    if isinstance(t, LongType):
-        return pa.int64()
-    if isinstance(t, FloatType):
-        return pa.float32()
-    if isinstance(t, DoubleType):
-        return pa.float64()
-    if isinstance(t, DecimalType):
-        return pa.decimal128(t.precision, t.scale)
-    if isinstance(t, DateType):
-        return pa.date32()
-    if isinstance(t, TimeType):
-        return pa.time64("us")
-    if isinstance(t, TimestamptzType):
-        return pa.timestamp("us", tz="UTC")
-    if isinstance(t, TimestampType):
-        return pa.timestamp("us")
-    if isinstance(t, TimestamptzNanoType):
-        return pa.timestamp("ns", tz="UTC")
-    if isinstance(t, TimestampNanoType):
-        return pa.timestamp("ns")
-    if isinstance(t, StringType):
-        return pa.string()
-    if isinstance(t, UUIDType):
-        return pa.binary(16)
-    if isinstance(t, FixedType):
-        return pa.binary(t.length)
-    if isinstance(t, (BinaryType, GeometryType, GeographyType)):
-        return pa.binary()
-    if isinstance(t, UnknownType):
-        return pa.null()
+    if t.is_primitive:
+        return primitive_arrow_type(t)
     if isinstance(t, StructType):
         return pa.struct([arrow_field(f) for f in t.fields])
     if isinstance(t, ListType):
