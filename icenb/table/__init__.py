@@ -1,7 +1,10 @@
-"""Tables and views: scan planning (more to come: transactions, snapshot producers)."""
+"""Tables and views: read-only tables, scans, scan planning (more to come: transactions,
+snapshot producers)."""
 
 from __future__ import annotations
 
+from icenb.table.scan import Scan
 from icenb.table.scan_planning import ScanPlan, plan_files
+from icenb.table.table import Table, open_table
 
-__all__ = ["ScanPlan", "plan_files"]
+__all__ = ["Scan", "ScanPlan", "Table", "open_table", "plan_files"]

@@ -187,19 +187,26 @@ def plan_files(
     row_filter: str | Expression = "true",
     case_sensitive: bool = True,
     cache: ManifestCache | None = None,
+    schema: Schema | None = None,
 ) -> ScanPlan:
-    """Plan a scan of a snapshot (default: the current one). Spec: Scan Planning."""
+    """Plan a scan of a snapshot (default: the current one). Spec: Scan Planning.
+
+    ``schema`` overrides the schema the filter is bound to and the plan reads with (default:
+    the snapshot's schema; a branch read uses the table's current schema).
+    """
     expr = parse(row_filter) if isinstance(row_filter, str) else row_filter
     if snapshot_id is None:
         snapshot = metadata.current_snapshot()
-        schema = metadata.schema
+        default_schema = metadata.schema
     else:
         snapshot = metadata.snapshot_by_id(snapshot_id)
         if snapshot is None:
             raise NoSuchSnapshot("no such snapshot in the table metadata",
                                  file=metadata.source_file, field="snapshot-id",
                                  value=snapshot_id)
-        schema = metadata.schema_for_snapshot(snapshot_id)
+        default_schema = metadata.schema_for_snapshot(snapshot_id)
+    if schema is None:
+        schema = default_schema
     bound = bind(expr, schema, case_sensitive)
     specs = dict(metadata.specs_by_id)
     if snapshot is None:

@@ -1,0 +1,175 @@
+"""A read of one table state: a snapshot, a row filter and a column selection (immutable).
+
+Spec: "Scan Planning" (planning is :func:`~icenb.table.scan_planning.plan_files`, reading is
+:func:`~icenb.table.task_reader.read_plan`). Each refinement (``filter``, ``select``) returns a
+new :class:`Scan`; nothing is read until ``plan``, ``to_arrow``, ``to_pandas`` or ``count``.
+
+Decisions: filters are parsed and bound when given, so a bad expression or an unknown column
+fails at once; ``count`` sums the files' record counts when no delete file and no residual
+filter applies, else it reads and counts the rows.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from icenb.errors import IcebergError, InvalidMetadata
+from icenb.io.file_io import FileIO
+from icenb.spec.expression_parser import parse
+from icenb.spec.expressions import AlwaysTrue, Expression, and_, bind
+from icenb.spec.schema import Schema
+from icenb.spec.table_metadata import TableMetadata
+from icenb.table.scan_planning import ScanPlan, plan_files
+from icenb.table.task_reader import NameMapping, read_plan
+
+__all__ = ["NAME_MAPPING_PROPERTY", "Scan"]
+
+#: Table property holding the default name mapping (spec: "Column Projection").
+NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
+
+_REPR_LIMIT = 200
+
+
+def _short(text: str, limit: int = _REPR_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Scan:
+    """A planned-on-demand read of one snapshot (or of an empty table when ``snapshot_id`` is
+    None), with the schema the read uses (``table_schema``), a row filter and a projection."""
+
+    __slots__ = ("_case_sensitive", "_columns", "_io", "_metadata", "_row_filter",
+                 "_snapshot_id", "_table_schema")
+
+    def __init__(self, io: FileIO, metadata: TableMetadata, snapshot_id: int | None,
+                 table_schema: Schema, *, row_filter: str | Expression = "true",
+                 columns: tuple[str, ...] | None = None, case_sensitive: bool = True) -> None:
+        expr = parse(row_filter) if isinstance(row_filter, str) else row_filter
+        bind(expr, table_schema, case_sensitive)  # fail now on unknown columns or bad literals
+        if columns is not None:
+            columns = tuple(columns)
+            table_schema.select(*columns, case_sensitive=case_sensitive)
+        self._io = io
+        self._metadata = metadata
+        self._snapshot_id = snapshot_id
+        self._table_schema = table_schema
+        self._row_filter = expr
+        self._columns = columns
+        self._case_sensitive = case_sensitive
+
+    def _with(self, *, row_filter: Expression | None = None,
+              columns: tuple[str, ...] | None = None) -> Scan:
+        return Scan(self._io, self._metadata, self._snapshot_id, self._table_schema,
+                    row_filter=self._row_filter if row_filter is None else row_filter,
+                    columns=self._columns if columns is None else columns,
+                    case_sensitive=self._case_sensitive)
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def snapshot_id(self) -> int | None:
+        """The snapshot read (None: the table has no snapshot; the scan is empty)."""
+        return self._snapshot_id
+
+    @property
+    def row_filter(self) -> Expression:
+        """The row filter (unbound), the AND of every filter given."""
+        return self._row_filter
+
+    @property
+    def columns(self) -> tuple[str, ...] | None:
+        """The selected column names, or None for all columns."""
+        return self._columns
+
+    @property
+    def case_sensitive(self) -> bool:
+        """Whether column names in filters and selections are matched case-sensitively."""
+        return self._case_sensitive
+
+    @property
+    def table_schema(self) -> Schema:
+        """The whole schema this read resolves names with (snapshot's or table's current)."""
+        return self._table_schema
+
+    @property
+    def schema(self) -> Schema:
+        """The projected schema: the selected columns of :attr:`table_schema`."""
+        if self._columns is None:
+            return self._table_schema
+        return self._table_schema.select(*self._columns, case_sensitive=self._case_sensitive)
+
+    # ------------------------------------------------------------------ refinements
+
+    def filter(self, expr: str | Expression) -> Scan:
+        """A scan that also requires ``expr`` (ANDed with the current filter)."""
+        new = parse(expr) if isinstance(expr, str) else expr
+        combined = new if isinstance(self._row_filter, AlwaysTrue) else and_(self._row_filter,
+                                                                             new)
+        return self._with(row_filter=combined)
+
+    def select(self, *columns: str) -> Scan:
+        """A scan of only these columns (dotted names select nested fields)."""
+        return self._with(columns=tuple(columns))
+
+    # ------------------------------------------------------------------ execution
+
+    def plan(self) -> ScanPlan:
+        """The data files (and delete files) this scan reads. Spec: Scan Planning."""
+        return plan_files(self._io, self._metadata, snapshot_id=self._snapshot_id,
+                          row_filter=self._row_filter, case_sensitive=self._case_sensitive,
+                          schema=self._table_schema)
+
+    def _name_mapping(self) -> NameMapping | None:
+        text = self._metadata.properties.get(NAME_MAPPING_PROPERTY)
+        if text is None:
+            return None
+        try:
+            mapping: Any = json.loads(text)
+        except ValueError as e:
+            raise InvalidMetadata(f"name mapping is not JSON: {e}",
+                                  file=self._metadata.source_file,
+                                  field=f"properties.{NAME_MAPPING_PROPERTY}") from None
+        if not isinstance(mapping, list):
+            raise InvalidMetadata("name mapping must be a JSON list",
+                                  file=self._metadata.source_file,
+                                  field=f"properties.{NAME_MAPPING_PROPERTY}")
+        return mapping
+
+    def _read(self, plan: ScanPlan) -> pa.Table:
+        if self._snapshot_id is None:
+            from icenb.table.arrow_schema import to_arrow_schema
+            return to_arrow_schema(self.schema).empty_table()
+        return read_plan(self._io, plan, self.schema, name_mapping=self._name_mapping())
+
+    def to_arrow(self) -> pa.Table:
+        """Every matching row, as a ``pyarrow.Table`` with the projected schema."""
+        return self._read(self.plan())
+
+    def to_pandas(self) -> Any:
+        """Every matching row, as a ``pandas.DataFrame`` (needs pandas installed)."""
+        if importlib.util.find_spec("pandas") is None:
+            raise IcebergError("to_pandas() needs pandas; install it (pip install pandas) "
+                               "or use to_arrow()")
+        return self.to_arrow().to_pandas()
+
+    def count(self) -> int:
+        """The number of matching rows: from file metadata when no delete or residual filter
+        applies, else by reading."""
+        plan = self.plan()
+        if plan.files_selected == 0:
+            return 0
+        no_deletes = all(len(d) == 0 for d in plan.deletes_per_file)
+        if no_deletes and (isinstance(self._row_filter, AlwaysTrue)
+                           or all(t.residual_filter is True for t in plan.tasks)):
+            return int(pc.sum(plan.files.column("record_count")).as_py() or 0)
+        return int(self._read(plan).num_rows)
+
+    def __repr__(self) -> str:
+        cols = "*" if self._columns is None else ", ".join(self._columns)
+        return (f"Scan(snapshot_id={self._snapshot_id}, filter={_short(str(self._row_filter))!r}"
+                f", columns={_short(cols)!r})")

@@ -1,0 +1,239 @@
+"""A read-only Iceberg table opened from a metadata file or a table directory.
+
+``icenb.open(location)`` loads the table metadata (spec: "Table Metadata"); ``Table.scan`` and
+``Table.at`` build :class:`~icenb.table.scan.Scan` objects for the current state or a past one
+(spec: "Snapshot References", Appendix F "Point in Time Reads").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import datetime, timezone
+
+from icenb.errors import NoSuchSnapshot, ValidationError
+from icenb.io.file_io import FileIO
+from icenb.io.metadata_files import load_table_metadata
+from icenb.spec.expressions import Expression
+from icenb.spec.partition_spec import PartitionSpec
+from icenb.spec.schema import Schema
+from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotLogEntry, SnapshotRef
+from icenb.spec.sort_order import SortOrder
+from icenb.spec.table_metadata import TableMetadata
+from icenb.table.scan import Scan
+
+__all__ = ["Table", "open_table"]
+
+_REPR_LIMIT = 200
+
+
+def _short(text: str, limit: int = _REPR_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def timestamp_to_ms(value: datetime | str) -> int:
+    """Epoch milliseconds of a datetime or ISO-8601 string; a naive time is taken as UTC."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValidationError("not an ISO-8601 timestamp", field="timestamp",
+                                  value=value) from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    delta = value - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+class Table:
+    """A read-only view of a table's metadata, with scans of its snapshots.
+
+    Built by :func:`icenb.open`. Everything but :meth:`refresh` and the execution methods of
+    the scans it makes works on the loaded metadata, without I/O.
+    """
+
+    def __init__(self, metadata: TableMetadata, io: FileIO, *, opened_from: str) -> None:
+        self._metadata = metadata
+        self._io = io
+        self._opened_from = opened_from
+
+    # ------------------------------------------------------------------ metadata
+
+    @property
+    def metadata(self) -> TableMetadata:
+        """The loaded table metadata."""
+        return self._metadata
+
+    @property
+    def io(self) -> FileIO:
+        """The FileIO the table reads through."""
+        return self._io
+
+    @property
+    def location(self) -> str:
+        """The table's base location (``location`` in the metadata)."""
+        return self._metadata.location
+
+    @property
+    def metadata_location(self) -> str | None:
+        """The metadata file the current state was read from."""
+        return self._metadata.source_file
+
+    @property
+    def format_version(self) -> int:
+        """The table's format version (1, 2 or 3)."""
+        return self._metadata.format_version
+
+    @property
+    def schema(self) -> Schema:
+        """The current schema."""
+        return self._metadata.schema
+
+    @property
+    def spec(self) -> PartitionSpec:
+        """The default partition spec."""
+        return self._metadata.spec
+
+    @property
+    def sort_order(self) -> SortOrder:
+        """The default sort order."""
+        return self._metadata.sort_order
+
+    @property
+    def properties(self) -> Mapping[str, str]:
+        """The table properties."""
+        return self._metadata.properties
+
+    @property
+    def snapshots(self) -> tuple[Snapshot, ...]:
+        """Every snapshot in the metadata, in metadata order."""
+        return tuple(self._metadata.snapshots)
+
+    @property
+    def current_snapshot(self) -> Snapshot | None:
+        """The current snapshot of ``main``, or None for an empty table."""
+        return self._metadata.current_snapshot()
+
+    @property
+    def refs(self) -> Mapping[str, SnapshotRef]:
+        """Branches and tags by name (``main`` included when there is a current snapshot)."""
+        return self._metadata.refs
+
+    @property
+    def history(self) -> tuple[SnapshotLogEntry, ...]:
+        """The snapshot log: when each snapshot became current (spec: ``snapshot-log``)."""
+        return tuple(self._metadata.snapshot_log)
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        """The snapshot with this id; ``NoSuchSnapshot`` when absent (e.g. expired)."""
+        snap = self._metadata.snapshot_by_id(snapshot_id)
+        if snap is None:
+            raise NoSuchSnapshot("no snapshot with this id in the table metadata",
+                                 file=self.metadata_location, field="snapshot-id",
+                                 value=snapshot_id)
+        return snap
+
+    def refresh(self) -> Table:
+        """Reload the metadata: the newest metadata file when opened from a directory (a
+        metadata file never changes, so a table opened from a file stays as it is)."""
+        if self._opened_from != self._metadata.source_file:
+            self._metadata = load_table_metadata(self._opened_from, self._io)
+        return self
+
+    # ------------------------------------------------------------------ scans
+
+    def _ref_scan_state(self, name: str) -> tuple[int, Schema]:
+        """Snapshot id and schema for a ref: branch -> current schema, tag -> snapshot's."""
+        md = self._metadata
+        ref = md.refs.get(name)
+        snap = md.snapshot_for_ref(name)
+        if snap is None:
+            if ref is None and name != MAIN_BRANCH:
+                raise NoSuchSnapshot(f"no branch or tag named {name!r}",
+                                     file=self.metadata_location, field="refs", value=name)
+            raise NoSuchSnapshot(f"ref {name!r} points to no snapshot in the metadata",
+                                 file=self.metadata_location, field=f"refs.{name}",
+                                 value=None if ref is None else ref.snapshot_id)
+        if ref is None or ref.is_branch:
+            return snap.snapshot_id, md.schema
+        return snap.snapshot_id, md.schema_for_snapshot(snap.snapshot_id)
+
+    def scan(self, filter: str | Expression = "true", columns: tuple[str, ...] | list[str]
+             | None = None, snapshot_id: int | None = None, ref: str | None = None,
+             case_sensitive: bool = True) -> Scan:
+        """A scan of the current snapshot, or of ``snapshot_id`` or ``ref``.
+
+        Schema used, as the reference implementation: a snapshot id or a tag reads with that
+        snapshot's schema; a branch (and the default, ``main``) with the table's current schema.
+        """
+        if snapshot_id is not None and ref is not None:
+            raise ValidationError("give snapshot_id or ref, not both", field="ref", value=ref)
+        md = self._metadata
+        if snapshot_id is not None:
+            sid: int | None = self.snapshot(snapshot_id).snapshot_id
+            schema = md.schema_for_snapshot(snapshot_id)
+        elif ref is not None:
+            sid, schema = self._ref_scan_state(ref)
+        else:
+            current = md.current_snapshot()
+            sid, schema = (None if current is None else current.snapshot_id), md.schema
+        return Scan(self._io, md, sid, schema, row_filter=filter,
+                    columns=None if columns is None else tuple(columns),
+                    case_sensitive=case_sensitive)
+
+    def at(self, when: int | str | datetime | None = None, /, *,
+           timestamp_ms: int | None = None) -> Scan:
+        """A scan of the table as it was: at a snapshot id (int), a branch or tag (str), or a
+        time (``datetime``, naive = UTC; an ISO-8601 string; or ``timestamp_ms=``).
+
+        A time picks the snapshot that was current then from the snapshot log (spec: Appendix
+        F, "Point in Time Reads"). A string is a ref name when such a ref exists, else it must
+        be an ISO timestamp. An int is always a snapshot id. Schema: a snapshot id, a tag or a
+        time reads with the snapshot's schema; a branch with the table's current schema.
+        """
+        if (when is None) == (timestamp_ms is None):
+            raise ValidationError("give exactly one of a snapshot id, ref, time, or "
+                                  "timestamp_ms", field="at", value=when)
+        md = self._metadata
+        if timestamp_ms is not None:
+            return self._as_of(timestamp_ms)
+        if isinstance(when, bool):
+            raise ValidationError("not a snapshot id, ref or time", field="at", value=when)
+        if isinstance(when, int):
+            return self.scan(snapshot_id=when)
+        if isinstance(when, datetime):
+            return self._as_of(timestamp_to_ms(when))
+        if isinstance(when, str):
+            if when in md.refs or when == MAIN_BRANCH:
+                return self.scan(ref=when)
+            try:
+                ms = timestamp_to_ms(when)
+            except ValidationError:
+                raise NoSuchSnapshot(f"no branch or tag named {when!r} (nor is it an ISO "
+                                     "timestamp)", file=self.metadata_location, field="refs",
+                                     value=when) from None
+            return self._as_of(ms)
+        raise ValidationError("not a snapshot id, ref or time", field="at", value=when)
+
+    def _as_of(self, timestamp_ms: int) -> Scan:
+        snap = self._metadata.snapshot_as_of(timestamp_ms)
+        return Scan(self._io, self._metadata, snap.snapshot_id,
+                    self._metadata.schema_for_snapshot(snap.snapshot_id))
+
+    def __repr__(self) -> str:
+        md = self._metadata
+        return (f"Table({_short(md.location)!r}, format_version={md.format_version}, "
+                f"current_snapshot_id={md.current_snapshot_id}, "
+                f"snapshots={len(md.snapshots)}, schema_id={md.current_schema_id})")
+
+
+def open_table(location: str | os.PathLike[str], *, io: FileIO | None = None,
+               properties: Mapping[str, str] | None = None) -> Table:
+    """Open a table read-only from a metadata file or a table directory (its current metadata
+    file, spec: "File System Tables" / "Metastore Tables"). ``properties`` configure the
+    FileIO built when ``io`` is not given."""
+    if io is not None and properties is not None:
+        raise ValidationError("give io or properties, not both", field="properties")
+    location = os.fspath(location)
+    io = io if io is not None else FileIO(properties)
+    return Table(load_table_metadata(location, io), io, opened_from=location)
