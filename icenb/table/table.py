@@ -20,6 +20,7 @@ from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotLogEntry, SnapshotRef
 from icenb.spec.sort_order import SortOrder
 from icenb.spec.table_metadata import TableMetadata
+from icenb.table.inspect import InspectTables
 from icenb.table.scan import Scan
 
 __all__ = ["Table", "open_table"]
@@ -118,6 +119,11 @@ class Table:
     def refs(self) -> Mapping[str, SnapshotRef]:
         """Branches and tags by name (``main`` included when there is a current snapshot)."""
         return self._metadata.refs
+
+    @property
+    def inspect(self) -> InspectTables:
+        """Metadata tables (snapshots, history, refs, manifests, entries, files, ...) as Arrow."""
+        return InspectTables(self)
 
     @property
     def history(self) -> tuple[SnapshotLogEntry, ...]:
