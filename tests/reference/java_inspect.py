@@ -14,12 +14,8 @@ name; structs (``Row``) become dicts by field name too, so a struct normalizes (
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-import tempfile
-import time
 from typing import Any
 
 __all__ = ["main"]
@@ -49,33 +45,10 @@ def _read(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", required=True)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args(argv)
-    with open(args.requests, encoding="utf-8") as f:
-        doc = json.load(f)
-    requests = doc["requests"] if isinstance(doc, dict) else doc
-    # pyspark turns timestamps into naive local datetimes: make local time UTC.
-    os.environ["TZ"] = "UTC"
-    time.tzset()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from refspark import spark_session
+    from java_read import run_batch
 
-    results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as scratch:
-        spark = spark_session(os.path.join(scratch, "wh"), scratch)
-        try:
-            for request in requests:
-                try:
-                    results.append(_read(spark, request))
-                except Exception as e:  # report it and go on with the batch
-                    results.append({"ok": False, "error": str(e).splitlines()[0][:2000]})
-        finally:
-            spark.stop()
-    with open(args.output, "w", encoding="utf-8") as f:
-        json.dump({"results": results}, f)
-    return 0
+    return run_batch(_read, argv)
 
 
 if __name__ == "__main__":

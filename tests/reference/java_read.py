@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["main", "normalize"]
@@ -75,7 +76,12 @@ def _read(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "columns": df.columns, "rows": rows}
 
 
-def main(argv: list[str] | None = None) -> int:
+def run_batch(read: Callable[[Any, dict[str, Any]], dict[str, Any]],
+              argv: list[str] | None = None) -> int:
+    """Run ``read(spark, request)`` for each request of --requests in one Spark session.
+
+    Results (or one error line per failed request) go to --output as {"results": [...]}.
+    """
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", required=True)
     parser.add_argument("--output", required=True)
@@ -95,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for request in requests:
                 try:
-                    results.append(_read(spark, request))
+                    results.append(read(spark, request))
                 except Exception as e:  # report it and go on with the batch
                     results.append({"ok": False, "error": str(e).splitlines()[0][:2000]})
         finally:
@@ -103,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.output, "w", encoding="utf-8") as f:
         json.dump({"results": results}, f)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_batch(_read, argv)
 
 
 if __name__ == "__main__":
