@@ -137,8 +137,9 @@ def _source_json(source: Source) -> Any:
     return str(Path(source).resolve())
 
 
-def run_java_metadata(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Run java_metadata.py on a batch of requests (see its docstring); one result each."""
+def run_reference_batch(script: str, requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Run a reference script of tests/reference/ (``--requests``/``--output`` JSON, one JVM)
+    on a batch of requests; one result each, in order."""
     if not requests:
         return []
     python = reference_python()
@@ -147,14 +148,8 @@ def run_java_metadata(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]
         out_path = Path(tmp) / "results.json"
         req_path.write_text(json.dumps({"requests": list(requests)}), encoding="utf-8")
         proc = subprocess.run(
-            [
-                str(python),
-                str(REFERENCE_DIR / "java_metadata.py"),
-                "--requests",
-                str(req_path),
-                "--output",
-                str(out_path),
-            ],
+            [str(python), str(REFERENCE_DIR / script),
+             "--requests", str(req_path), "--output", str(out_path)],
             cwd=tmp,
             capture_output=True,
             timeout=JAVA_TIMEOUT_S,
@@ -163,11 +158,16 @@ def run_java_metadata(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]
         if proc.returncode != 0 or not out_path.exists():
             tail = proc.stderr.decode(errors="replace").splitlines()[-40:]
             raise ReferenceEnvError(
-                f"java_metadata.py failed (exit {proc.returncode}):\n" + "\n".join(tail)
+                f"{script} failed (exit {proc.returncode}):\n" + "\n".join(tail)
             )
         doc = json.loads(out_path.read_text(encoding="utf-8"))
     results: list[dict[str, Any]] = doc["results"]
     return results
+
+
+def run_java_metadata(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Run java_metadata.py on a batch of requests (see its docstring); one result each."""
+    return run_reference_batch("java_metadata.py", requests)
 
 
 Kind = Literal["auto", "table", "view"]

@@ -45,6 +45,9 @@ from icenb.spec._json_fields import (
     req_str,
     require,
 )
+from icenb.spec.expression_json import expression_from_json, expression_to_json
+from icenb.spec.expression_parser import parse
+from icenb.spec.expressions import AlwaysFalse, AlwaysTrue
 from icenb.spec.manifest_evaluator import PartitionFieldSummary, decode_field_summaries
 from icenb.spec.partition_spec import (
     PartitionSpec,
@@ -648,7 +651,9 @@ class DataFile:
 
     Spec: Manifests (``data_file``). ``partition`` holds the partition tuple in partition-field
     order, values in the representation of ``icenb.spec.types``; metrics maps are by column id.
-    ``spec_id`` is the partition spec of the manifest that tracks the file.
+    ``spec_id`` is the partition spec of the manifest that tracks the file;
+    ``data_sequence_number`` the entry's (inherited) data sequence number, set by scan planning
+    (the reference implementation's ``ContentFile.dataSequenceNumber()``; None when unknown).
     """
 
     content: FileContent = FileContent.DATA
@@ -672,6 +677,7 @@ class DataFile:
     content_offset: int | None = None
     content_size_in_bytes: int | None = None
     spec_id: int = 0
+    data_sequence_number: int | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -1290,14 +1296,24 @@ def _partition_from_json(partition_type: StructType, raw: Any, where: str) -> tu
 @dataclass(frozen=True)
 class FileScanTask:
     """A data file with the delete files to apply and the residual filter (spec: Appendix C,
-    "File Scan Task Serialization"). ``residual_filter`` is the expression's JSON (``True``:
-    no residual)."""
+    "File Scan Task Serialization"). ``residual_filter`` is an unbound
+    :class:`~icenb.spec.expressions.Expression`, or ``True``/``False`` when the partition
+    decides the filter. ``start``/``length`` give the byte range of the file to read (the
+    reference implementation writes them; ``length`` None means to the end of the file)."""
 
     schema: Schema
     spec: PartitionSpec
     data_file: DataFile
     delete_files: tuple[DataFile, ...] = ()
     residual_filter: Any = True
+    start: int = 0
+    length: int | None = None
+
+    @property
+    def is_whole_file(self) -> bool:
+        """Whether the task covers the whole data file (not a split of it)."""
+        return self.start == 0 and (self.length is None
+                                    or self.length >= self.data_file.file_size_in_bytes)
 
 
 def file_scan_task_to_json(task: FileScanTask, format_version: int = 2) -> dict[str, Any]:
@@ -1307,9 +1323,21 @@ def file_scan_task_to_json(task: FileScanTask, format_version: int = 2) -> dict[
         "schema": schema_to_json(task.schema),
         "spec": partition_spec_to_json(task.spec, format_version),
         "data-file": content_file_to_json(task.data_file, partition_type),
+        "start": task.start,
+        "length": task.data_file.file_size_in_bytes - task.start if task.length is None
+        else task.length,
         "delete-files": [content_file_to_json(d, partition_type) for d in task.delete_files],
-        "residual-filter": task.residual_filter,
+        "residual-filter": _residual_json(task.residual_filter, task.schema),
     }
+
+
+def _residual_json(residual: Any, schema: Schema) -> Any:
+    """The residual as JSON, literals typed by the task's schema (JSON input is checked)."""
+    if isinstance(residual, Mapping):
+        residual = expression_from_json(residual, schema)
+    elif isinstance(residual, str):
+        residual = parse(residual)
+    return expression_to_json(residual, schema)
 
 
 def file_scan_task_from_json(obj: Any, format_version: int = 2, *,
@@ -1325,6 +1353,17 @@ def file_scan_task_from_json(obj: Any, format_version: int = 2, *,
     deletes = tuple(
         content_file_from_json(d, partition_type, where=f"{field_path(where, 'delete-files')}[{i}]")
         for i, d in enumerate(json_list(obj, "delete-files", where)))
-    residual = obj.get("residual-filter")
-    return FileScanTask(schema, spec, data_file, deletes, True if residual is None else residual)
+    raw = obj.get("residual-filter", True)
+    residual: Any = expression_from_json(raw, schema, where=field_path(where, "residual-filter"))
+    if isinstance(residual, AlwaysTrue | AlwaysFalse):
+        residual = isinstance(residual, AlwaysTrue)
+    start = obj.get("start", 0)
+    length = obj.get("length")
+    for key, v in (("start", start), ("length", length)):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise InvalidMetadata("must be a non-negative integer", field=field_path(where, key),
+                                  value=v)
+    if length == data_file.file_size_in_bytes - start:
+        length = None
+    return FileScanTask(schema, spec, data_file, deletes, residual, start, length)
 

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from icenb.errors import InvalidMetadata, ValidationError
 from icenb.io import load_table_metadata
+from icenb.spec.expressions import EqualTo
 from icenb.spec.manifest import (
     DataFile,
     EntryStatus,
@@ -509,10 +510,13 @@ def test_file_scan_task_json_round_trip() -> None:
     dv = _file("s3://b/t/data/d.puffin", content=FileContent.POSITION_DELETES,
                file_format=FileFormat.PUFFIN, referenced_data_file=data.file_path,
                content_offset=4, content_size_in_bytes=40)
-    residual = {"type": "eq", "term": "id", "value": 1}
+    residual = EqualTo("id", 1)
     task = FileScanTask(schema, spec, data, (dv,), residual)
     obj = json.loads(json.dumps(file_scan_task_to_json(task)))
-    assert set(obj) == {"schema", "spec", "data-file", "delete-files", "residual-filter"}
+    assert set(obj) == {"schema", "spec", "data-file", "delete-files", "residual-filter",
+                        "start", "length"}
+    assert (obj["start"], obj["length"]) == (0, data.file_size_in_bytes)
+    assert obj["residual-filter"] == {"type": "eq", "term": "id", "value": 1}
     assert obj["delete-files"][0]["referenced-data-file"] == data.file_path
     assert file_scan_task_from_json(obj) == task
     del obj["residual-filter"]
