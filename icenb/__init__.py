@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 from icenb import errors
-from icenb.table import Scan, Table
+from icenb.catalog import Catalog, FilesystemCatalog, SqlCatalog, open_catalog
+from icenb.table import Scan, Table, load_table
 from icenb.table import open_table as open  # icenb.open(location)
 
 __version__ = "0.1.0"
 
-__all__ = ["Scan", "Table", "__version__", "errors", "open"]
+__all__ = [
+    "Catalog",
+    "FilesystemCatalog",
+    "Scan",
+    "SqlCatalog",
+    "Table",
+    "__version__",
+    "errors",
+    "load_table",
+    "open",
+    "open_catalog",
+]

@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from icenb.table.scan import Scan
 from icenb.table.scan_planning import ScanPlan, plan_files
-from icenb.table.table import Table, open_table
+from icenb.table.table import Table, load_table, open_table
 
-__all__ = ["Scan", "ScanPlan", "Table", "open_table", "plan_files"]
+__all__ = ["Scan", "ScanPlan", "Table", "load_table", "open_table", "plan_files"]

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from datetime import datetime, timezone
 
+from icenb.catalog import Catalog, Identifier, NamespaceLike, open_catalog
 from icenb.errors import NoSuchSnapshot, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.metadata_files import load_table_metadata
@@ -23,7 +24,7 @@ from icenb.spec.table_metadata import TableMetadata
 from icenb.table.inspect import InspectTables
 from icenb.table.scan import Scan
 
-__all__ = ["Table", "open_table"]
+__all__ = ["Table", "load_table", "open_table"]
 
 _REPR_LIMIT = 200
 
@@ -53,10 +54,23 @@ class Table:
     the scans it makes works on the loaded metadata, without I/O.
     """
 
-    def __init__(self, metadata: TableMetadata, io: FileIO, *, opened_from: str) -> None:
+    def __init__(self, metadata: TableMetadata, io: FileIO, *, opened_from: str,
+                 catalog: Catalog | None = None, identifier: Identifier | None = None) -> None:
         self._metadata = metadata
         self._io = io
         self._opened_from = opened_from
+        self._catalog = catalog
+        self._identifier = identifier
+
+    @property
+    def catalog(self) -> Catalog | None:
+        """The catalog the table was loaded from (None when opened by location)."""
+        return self._catalog
+
+    @property
+    def identifier(self) -> Identifier | None:
+        """The table's identifier in :attr:`catalog` (None when opened by location)."""
+        return self._identifier
 
     # ------------------------------------------------------------------ metadata
 
@@ -141,8 +155,13 @@ class Table:
 
     def refresh(self) -> Table:
         """Reload the metadata: the newest metadata file when opened from a directory (a
-        metadata file never changes, so a table opened from a file stays as it is)."""
-        if self._opened_from != self._metadata.source_file:
+        metadata file never changes, so a table opened from a file stays as it is); the
+        catalog's current metadata when loaded from a catalog."""
+        if self._catalog is not None and self._identifier is not None:
+            loaded = self._catalog.load_table(self._identifier)
+            self._metadata = loaded.metadata
+            self._opened_from = loaded.metadata_location
+        elif self._opened_from != self._metadata.source_file:
             self._metadata = load_table_metadata(self._opened_from, self._io)
         return self
 
@@ -234,12 +253,46 @@ class Table:
 
 
 def open_table(location: str | os.PathLike[str], *, io: FileIO | None = None,
-               properties: Mapping[str, str] | None = None) -> Table:
+               properties: Mapping[str, str] | None = None, relocate: bool = False) -> Table:
     """Open a table read-only from a metadata file or a table directory (its current metadata
     file, spec: "File System Tables" / "Metastore Tables"). ``properties`` configure the
-    FileIO built when ``io`` is not given."""
+    FileIO built when ``io`` is not given.
+
+    ``relocate=True`` reads a table that was copied or moved after it was written: the files
+    it lists under its recorded ``location`` are read from the directory the metadata file was
+    found in (metadata and inspect tables still show the recorded paths).
+    """
     if io is not None and properties is not None:
         raise ValidationError("give io or properties, not both", field="properties")
     location = os.fspath(location)
     io = io if io is not None else FileIO(properties)
-    return Table(load_table_metadata(location, io), io, opened_from=location)
+    metadata = load_table_metadata(location, io)
+    if relocate:
+        io = _relocated_io(io, metadata)
+    return Table(metadata, io, opened_from=location)
+
+
+def _relocated_io(io: FileIO, metadata: TableMetadata) -> FileIO:
+    """A FileIO reading the table's recorded location from where its metadata file is now."""
+    source = metadata.source_file
+    if source is None:
+        raise ValidationError("relocate needs a table opened from a file",
+                              field="relocate", value=True)
+    here = source.rstrip("/").rsplit("/", 1)[0]
+    if here.rsplit("/", 1)[-1] == "metadata":
+        here = here.rsplit("/", 1)[0]
+    recorded = metadata.location.rstrip("/")
+    if io.relocate(recorded) == here:
+        return io
+    return FileIO(io.properties, filesystems=io.filesystems,
+                  relocations={**io.relocations, recorded: here})
+
+
+def load_table(catalog: Catalog | str | os.PathLike[str], identifier: NamespaceLike) -> Table:
+    """The table ``identifier`` (``"ns.table"`` or a tuple) of a catalog, or of the catalog at a
+    location (a warehouse directory or a SQLite catalog database, see
+    :func:`icenb.catalog.open_catalog`). :meth:`Table.refresh` asks the catalog again."""
+    cat = catalog if isinstance(catalog, Catalog) else open_catalog(os.fspath(catalog))
+    loaded = cat.load_table(identifier)
+    return Table(loaded.metadata, loaded.io, opened_from=loaded.metadata_location,
+                 catalog=cat, identifier=loaded.identifier)
