@@ -207,6 +207,9 @@ class FileIO:
     (``"s3://bucket"``) to a ready ``pyarrow.fs.FileSystem`` to use instead of building one
     (e.g. a ``SubTreeFileSystem`` in tests); it receives the same paths pyarrow's own
     filesystem for that scheme would (``bucket/key`` for S3 and GCS).
+    ``relocations`` maps a location prefix a table was written under to where its files are
+    now (a table directory copied or moved elsewhere): every location starting with a key is
+    read from the value instead (longest key first; ``file:`` forms of local keys match too).
     ``stats`` counts operations; ``on_open`` (if set) is called with each location opened.
     """
 
@@ -215,9 +218,12 @@ class FileIO:
         properties: Mapping[str, str] | None = None,
         *,
         filesystems: Mapping[str, Any] | None = None,
+        relocations: Mapping[str, str] | None = None,
     ) -> None:
         self.properties: Mapping[str, str] = dict(properties or {})
         self._registered: dict[str, Any] = dict(filesystems or {})
+        self.relocations: Mapping[str, str] = dict(relocations or {})
+        self._prefixes = _relocation_prefixes(self.relocations)
         self._cache: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
         self.stats = IOStats()
@@ -225,15 +231,31 @@ class FileIO:
 
     # Pickled for Spark executors: configuration only, caches and counters start fresh.
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_file_io, (dict(self.properties), dict(self._registered)))
+        return (_rebuild_file_io, (dict(self.properties), dict(self._registered),
+                                   dict(self.relocations)))
 
     def __repr__(self) -> str:
         return f"FileIO({len(self.properties)} properties, {self.stats!r})"
 
     # ------------------------------------------------------------------ resolution
 
+    @property
+    def filesystems(self) -> Mapping[str, Any]:
+        """The filesystems registered at construction, by scheme or ``scheme://authority``."""
+        return dict(self._registered)
+
+    def relocate(self, location: str) -> str:
+        """Where ``location`` is read from, after :attr:`relocations` (unchanged if none)."""
+        for old, new in self._prefixes:
+            if location.startswith(old) and (len(location) == len(old)
+                                             or location[len(old)] == "/" or old.endswith("/")):
+                return new + location[len(old):]
+        return location
+
     def resolve(self, location: str) -> tuple[Any, str]:
         """The ``(pyarrow filesystem, path)`` for a location (builds the filesystem once)."""
+        if self._prefixes:
+            location = self.relocate(location)
         scheme, authority, path = parse_location(location)
         if scheme == "file":
             return self._filesystem(location, scheme, authority), path
@@ -387,8 +409,21 @@ class FileIO:
             hook(location)
 
 
-def _rebuild_file_io(properties: dict[str, str], filesystems: dict[str, Any]) -> FileIO:
-    return FileIO(properties, filesystems=filesystems)
+def _rebuild_file_io(properties: dict[str, str], filesystems: dict[str, Any],
+                     relocations: dict[str, str] | None = None) -> FileIO:
+    return FileIO(properties, filesystems=filesystems, relocations=relocations)
+
+
+def _relocation_prefixes(relocations: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(old prefix, new prefix) pairs, longest first; local paths also in ``file:`` forms."""
+    pairs: dict[str, str] = {}
+    for old, new in relocations.items():
+        old_s, new_s = old.rstrip("/") or "/", new.rstrip("/") or "/"
+        pairs[old_s] = new_s
+        if old_s.startswith("/"):
+            pairs["file:" + old_s] = new_s
+            pairs["file://" + old_s] = new_s
+    return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
 
 
 def _number(prop: str, value: Any) -> float:
