@@ -1,8 +1,11 @@
 """The Arrow type that holds values of each Iceberg primitive type.
 
 One mapping for the whole package (Appendix A's Parquet mapping, as pyarrow spells it): data
-columns, decoded bounds and partition values all use it. Values keep the representation of
-``icenb.spec.types`` (dates as days, timestamps as micro- or nanoseconds since the epoch).
+columns, decoded bounds and partition values all use it. A v3 ``variant`` is its unshredded
+Parquet form, a struct of the binary ``metadata`` and ``value`` (spec: "Variant" in Appendix
+A; Parquet's variant encoding); geometry and geography are WKB binary. Values keep the
+representation of ``icenb.spec.types`` (dates as days, timestamps as micro- or nanoseconds
+since the epoch).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from icenb.spec.types import (
     TimeType,
     UnknownType,
     UUIDType,
+    VariantType,
 )
 
 __all__ = ["primitive_arrow_type"]
@@ -49,13 +53,15 @@ _SIMPLE: dict[type, pa.DataType] = {
     TimestamptzNanoType: pa.timestamp("ns", tz="UTC"),
     UUIDType: pa.binary(16),
     UnknownType: pa.null(),
+    VariantType: pa.struct([pa.field("metadata", pa.binary(), nullable=False),
+                            pa.field("value", pa.binary(), nullable=False)]),
 }
 
 
 def primitive_arrow_type(t: IcebergType, *, large: bool = False) -> pa.DataType:
     """Arrow type for primitive ``t``; ``large`` picks 64-bit offsets for strings and binary.
 
-    Raises ``UnsupportedFeature`` for types without an Arrow form (variant, nested types).
+    Raises ``UnsupportedFeature`` for types without an Arrow form (nested types).
     """
     simple = _SIMPLE.get(type(t))
     if simple is not None:

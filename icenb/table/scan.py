@@ -22,8 +22,11 @@ from icenb.errors import IcebergError, InvalidMetadata
 from icenb.io.file_io import FileIO
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysTrue, Expression, and_, bind
+from icenb.spec.metadata_columns import PARTITION_FIELD_ID, metadata_column, partition_column
+from icenb.spec.partition_spec import unified_partition_type
 from icenb.spec.schema import Schema
 from icenb.spec.table_metadata import TableMetadata
+from icenb.spec.types import NestedField
 from icenb.table.scan_planning import ScanPlan, plan_files
 from icenb.table.task_reader import NameMapping, read_plan
 
@@ -34,26 +37,59 @@ NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
 _REPR_LIMIT = 200
 
+#: Name of the partition metadata column (its type depends on the table).
+_PARTITION = "_partition"
+
 
 def _short(text: str, limit: int = _REPR_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _projection(metadata: TableMetadata, table_schema: Schema, columns: tuple[str, ...],
+                case_sensitive: bool) -> Schema:
+    """The selected columns of ``table_schema``, then the selected metadata columns.
+
+    ``_partition`` has the table's unified partition type over all specs (as the reference
+    implementation's ``Partitioning.partitionType``, with the current schema)."""
+    data: list[str] = []
+    extra: dict[int, NestedField] = {}
+    for name in columns:
+        if table_schema.find_field_id(name, case_sensitive) is not None:
+            data.append(name)
+            continue
+        key = name if case_sensitive else name.lower()
+        if key == _PARTITION:
+            ptype = unified_partition_type(metadata.partition_specs, metadata.schema)
+            extra.setdefault(PARTITION_FIELD_ID, partition_column(ptype))
+            continue
+        meta = metadata_column(key)
+        if meta is None:
+            data.append(name)  # unknown: select() names it in its error
+        else:
+            extra.setdefault(meta.field_id, meta)
+    selected = table_schema.select(*data, case_sensitive=case_sensitive)
+    if not extra:
+        return selected
+    return Schema(*selected.fields, *extra.values(), schema_id=selected.schema_id,
+                  identifier_field_ids=selected.identifier_field_ids)
 
 
 class Scan:
     """A planned-on-demand read of one snapshot (or of an empty table when ``snapshot_id`` is
     None), with the schema the read uses (``table_schema``), a row filter and a projection."""
 
-    __slots__ = ("_case_sensitive", "_columns", "_io", "_metadata", "_row_filter",
-                 "_snapshot_id", "_table_schema")
+    __slots__ = ("_case_sensitive", "_columns", "_io", "_metadata", "_projection",
+                 "_row_filter", "_snapshot_id", "_table_schema")
 
     def __init__(self, io: FileIO, metadata: TableMetadata, snapshot_id: int | None,
                  table_schema: Schema, *, row_filter: str | Expression = "true",
                  columns: tuple[str, ...] | None = None, case_sensitive: bool = True) -> None:
         expr = parse(row_filter) if isinstance(row_filter, str) else row_filter
         bind(expr, table_schema, case_sensitive)  # fail now on unknown columns or bad literals
+        projection = table_schema
         if columns is not None:
             columns = tuple(columns)
-            table_schema.select(*columns, case_sensitive=case_sensitive)
+            projection = _projection(metadata, table_schema, columns, case_sensitive)
         self._io = io
         self._metadata = metadata
         self._snapshot_id = snapshot_id
@@ -61,6 +97,7 @@ class Scan:
         self._row_filter = expr
         self._columns = columns
         self._case_sensitive = case_sensitive
+        self._projection = projection
 
     def _with(self, *, row_filter: Expression | None = None,
               columns: tuple[str, ...] | None = None) -> Scan:
@@ -75,6 +112,21 @@ class Scan:
     def snapshot_id(self) -> int | None:
         """The snapshot read (None: the table has no snapshot; the scan is empty)."""
         return self._snapshot_id
+
+    @property
+    def metadata(self) -> TableMetadata:
+        """The table metadata this scan reads."""
+        return self._metadata
+
+    @property
+    def io(self) -> FileIO:
+        """The FileIO the scan reads through."""
+        return self._io
+
+    @property
+    def name_mapping(self) -> NameMapping | None:
+        """The table's default name mapping (for data files written without field ids)."""
+        return self._name_mapping()
 
     @property
     def row_filter(self) -> Expression:
@@ -98,10 +150,9 @@ class Scan:
 
     @property
     def schema(self) -> Schema:
-        """The projected schema: the selected columns of :attr:`table_schema`."""
-        if self._columns is None:
-            return self._table_schema
-        return self._table_schema.select(*self._columns, case_sensitive=self._case_sensitive)
+        """The projected schema: the selected columns of :attr:`table_schema` (in its order),
+        then the selected metadata columns (in the order given)."""
+        return self._projection
 
     # ------------------------------------------------------------------ refinements
 
@@ -113,7 +164,10 @@ class Scan:
         return self._with(row_filter=combined)
 
     def select(self, *columns: str) -> Scan:
-        """A scan of only these columns (dotted names select nested fields)."""
+        """A scan of only these columns (dotted names select nested fields). Metadata columns
+        may be selected too: ``_file``, ``_pos``, ``_spec_id``, ``_partition``, ``_deleted``,
+        ``_row_id`` and ``_last_updated_sequence_number`` (a table column of the same name
+        wins)."""
         return self._with(columns=tuple(columns))
 
     # ------------------------------------------------------------------ execution
@@ -149,6 +203,14 @@ class Scan:
     def to_arrow(self) -> pa.Table:
         """Every matching row, as a ``pyarrow.Table`` with the projected schema."""
         return self._read(self.plan())
+
+    def to_spark(self, spark: Any = None) -> Any:
+        """Every matching row, as a Spark DataFrame read by the ``icenb`` data source (planned
+        on the driver, read on executors); ``spark`` defaults to the active session, else a
+        new local one."""
+        from icenb.spark import read_scan  # pyspark only when data goes through Spark
+
+        return read_scan(self, spark)
 
     def to_pandas(self) -> Any:
         """Every matching row, as a ``pandas.DataFrame`` (needs pandas installed)."""

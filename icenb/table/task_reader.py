@@ -13,6 +13,8 @@ Steps (spec: "Column Projection", "Scan Planning", "Row-level deletes"):
    deletion vectors remove rows by position; equality deletes remove rows whose equality
    columns equal a delete row's, nulls equal to nulls.
 3. The residual filter keeps the matching rows.
+4. Metadata columns in the projection (``_file``, ``_pos``, ``_spec_id``, ``_partition``,
+   ``_deleted``, ``_row_id``, ``_last_updated_sequence_number``) are filled in per task.
 
 Decisions: a file is read whole (row positions are the file's row numbers); equality columns
 and residual columns not in the projection are read and dropped at the end.
@@ -29,7 +31,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from icenb.errors import CorruptFile, IcebergError, UnsupportedFeature, ValidationError
+from icenb.io.avro_files import read_avro_file
 from icenb.io.file_io import FileIO
+from icenb.io.orc_files import read_orc_file
 from icenb.io.puffin import read_deletion_vector
 from icenb.spec.evaluators import evaluate_arrow
 from icenb.spec.expression_parser import parse
@@ -41,6 +45,16 @@ from icenb.spec.expressions import (
     referenced_field_ids,
 )
 from icenb.spec.manifest import DataFile, FileContent, FileFormat, FileScanTask
+from icenb.spec.metadata_columns import (
+    DELETED,
+    FILE_PATH,
+    LAST_UPDATED_SEQUENCE_NUMBER,
+    PARTITION_FIELD_ID,
+    ROW_ID,
+    ROW_POSITION,
+    SPEC_ID,
+    is_metadata_column,
+)
 from icenb.spec.schema import Schema
 from icenb.spec.transforms import IdentityTransform
 from icenb.spec.types import (
@@ -65,6 +79,9 @@ __all__ = ["NameMapping", "project_table", "read_data_file", "read_plan", "read_
 #: Field ids of the position delete file columns (spec: Position Delete Files).
 _DELETE_FILE_PATH_ID = 2147483546
 _DELETE_POS_ID = 2147483545
+
+#: The v3 row lineage metadata columns (spec: "Row Lineage").
+_ROW_LINEAGE_IDS = frozenset({ROW_ID.field_id, LAST_UPDATED_SEQUENCE_NUMBER.field_id})
 
 #: A name mapping (spec: "Column Projection", ``schema.name-mapping.default``): the parsed JSON
 #: list of ``{"field-id": id, "names": [...], "fields": [...]}`` objects.
@@ -91,12 +108,29 @@ def read_task(io: FileIO, task: FileScanTask, schema: Schema, *,
     """The live rows of one task's data file that match its residual, projected to ``schema``.
 
     Spec: "Column Projection" (ids, defaults, identity partition values) and "Row-level
-    deletes" (position deletes, deletion vectors, equality deletes).
+    deletes" (position deletes, deletion vectors, equality deletes). Top-level metadata columns
+    in ``schema`` (:mod:`icenb.spec.metadata_columns`) are filled in as the reference
+    implementation does: ``_file``, ``_pos`` (position in the file, before deletes),
+    ``_spec_id``, ``_partition`` (the file's partition widened by field id to the column's
+    type), v3 ``_row_id`` / ``_last_updated_sequence_number`` (the file's stored value, else
+    ``first_row_id + _pos`` / the data sequence number; null without a ``first_row_id``), and
+    ``_deleted``: when it is selected, deleted rows are kept and marked instead of dropped.
     """
     data_file = task.data_file
+    if not task.is_whole_file:
+        # Positions (_pos, position deletes) count from the file's first row: a split would
+        # need the rows before it; icenb plans whole files.
+        raise UnsupportedFeature("reading part of a data file (a split task) is not supported",
+                                 file=data_file.file_path, field="start",
+                                 value=f"{task.start}+{task.length}")
     residual = _residual(task)
     if isinstance(residual, AlwaysFalse):
         return to_arrow_schema(schema).empty_table()
+    meta_fields = [f for f in schema.fields if is_metadata_column(f.field_id)]
+    data_schema = schema
+    if meta_fields:
+        data_schema = Schema(*(f for f in schema.fields if not is_metadata_column(f.field_id)),
+                             schema_id=schema.schema_id)
     eq_deletes = [d for d in task.delete_files if d.content == FileContent.EQUALITY_DELETES]
     extra_ids: set[int] = set()
     for d in eq_deletes:
@@ -105,18 +139,35 @@ def read_task(io: FileIO, task: FileScanTask, schema: Schema, *,
     if not isinstance(residual, AlwaysTrue):
         bound = bind(residual, task.schema)
         extra_ids.update(referenced_field_ids(bound))
-    read_schema = _with_fields(schema, task.schema, extra_ids)
+    read_schema = _with_fields(data_schema, task.schema, extra_ids)
+    lineage = [f for f in meta_fields if f.field_id in _ROW_LINEAGE_IDS]
+    if lineage:  # materialized lineage values are read from the file when it has them
+        read_schema = Schema(*read_schema.fields, *lineage, schema_id=read_schema.schema_id)
     constants = _identity_partition_values(task)
     table = read_data_file(io, data_file, read_schema, constants=constants,
                            name_mapping=name_mapping)
+    if meta_fields:
+        table = _with_metadata_columns(table, task, meta_fields)
 
+    mark_deleted = any(f.field_id == DELETED.field_id for f in meta_fields)
+    deleted: np.ndarray[Any, Any] | None = None
     keep = _position_keep_mask(io, task, table.num_rows)
     if keep is not None:
-        table = table.filter(pa.array(keep, pa.bool_()))
+        if mark_deleted:
+            deleted = ~keep
+        else:
+            table = table.filter(pa.array(keep, pa.bool_()))
     for delete in eq_deletes:
         if table.num_rows == 0:
             break
-        table = _apply_equality_delete(io, delete, task.schema, table, name_mapping)
+        hit = _equality_delete_mask(io, delete, task.schema, table, name_mapping)
+        if mark_deleted:
+            deleted = hit if deleted is None else deleted | hit
+        else:
+            table = table.filter(pa.array(~hit, pa.bool_()))
+    if mark_deleted:
+        flags = np.zeros(table.num_rows, dtype=bool) if deleted is None else deleted
+        table = _set_column(table, DELETED, pa.array(flags, pa.bool_()))
     if bound is not None and table.num_rows:
         table = table.filter(evaluate_arrow(bound, table))
     if read_schema is not schema:
@@ -128,11 +179,7 @@ def read_data_file(io: FileIO, data_file: DataFile, schema: Schema, *,
                    constants: Mapping[int, Any] | None = None,
                    name_mapping: NameMapping | None = None) -> pa.Table:
     """Every row of a data file, projected by field id to ``schema`` (no deletes applied)."""
-    if data_file.file_format != FileFormat.PARQUET:
-        raise UnsupportedFeature(f"reading {data_file.file_format.value} data files is not "
-                                 "supported yet", file=data_file.file_path,
-                                 field="file_format", value=data_file.file_format.value)
-    raw = _read_parquet(io, data_file.file_path, schema, name_mapping)
+    raw = _read_file(io, data_file, schema, name_mapping)
     return project_table(raw, schema, constants=constants, file=data_file.file_path)
 
 
@@ -144,6 +191,8 @@ def project_table(table: pa.Table, schema: Schema, *,
     Spec: "Column Projection". ``constants`` maps field ids to values (identity partition
     values) used for fields the data lacks.
     """
+    if not schema.fields:  # no column: keep the row count (metadata columns may follow)
+        return table.select([])
     by_id = _children_by_id(table.schema)
     n = table.num_rows
     columns: list[pa.ChunkedArray | pa.Array] = []
@@ -270,6 +319,24 @@ def _read_parquet(io: FileIO, location: str, schema: Schema | None,
     return table
 
 
+def _read_file(io: FileIO, f: DataFile, schema: Schema | None,
+               name_mapping: NameMapping | None) -> pa.Table:
+    """A data or delete file's columns needed by ``schema`` (all when None), by file format."""
+    fmt = f.file_format
+    if fmt == FileFormat.PARQUET:
+        return _read_parquet(io, f.file_path, schema, name_mapping)
+    if fmt not in (FileFormat.ORC, FileFormat.AVRO):
+        raise UnsupportedFeature(f"reading {fmt.value} data or delete files is not supported",
+                                 file=f.file_path, field="file_format", value=fmt.value)
+    read = read_orc_file if fmt == FileFormat.ORC else read_avro_file
+    mapper = None
+    if name_mapping is not None:
+        def mapper(s: pa.Schema) -> pa.Schema:
+            return _apply_name_mapping(s, name_mapping)
+    return read(io.new_input(f.file_path), name_mapping=mapper,
+                field_ids=None if schema is None else schema.field_ids())
+
+
 def _apply_name_mapping(schema: pa.Schema, mapping: NameMapping) -> pa.Schema:
     """Field ids for a file written without them (spec: "Column Projection", name mapping)."""
     return pa.schema([_map_field(f, mapping) for f in schema])
@@ -317,10 +384,7 @@ def _position_keep_mask(io: FileIO, task: FileScanTask, n: int) -> np.ndarray[An
                                       file=d.file_path)
             deleted.append(dv.to_numpy())
             continue
-        if d.file_format != FileFormat.PARQUET:
-            raise UnsupportedFeature(f"reading {d.file_format.value} delete files is not "
-                                     "supported yet", file=d.file_path, field="file_format")
-        raw = _read_parquet(io, d.file_path, None, None)
+        raw = _read_file(io, d, None, None)
         ids = _children_by_id(raw.schema)
         if _DELETE_FILE_PATH_ID not in ids or _DELETE_POS_ID not in ids:
             raise CorruptFile("a position delete file needs file_path and pos columns",
@@ -339,14 +403,12 @@ def _position_keep_mask(io: FileIO, task: FileScanTask, n: int) -> np.ndarray[An
     return keep
 
 
-def _apply_equality_delete(io: FileIO, delete: DataFile, table_schema: Schema,
-                           table: pa.Table, name_mapping: NameMapping | None) -> pa.Table:
-    """Drop the rows whose equality columns equal a delete row's (nulls equal nulls).
+def _equality_delete_mask(io: FileIO, delete: DataFile, table_schema: Schema,
+                          table: pa.Table, name_mapping: NameMapping | None
+                          ) -> np.ndarray[Any, Any]:
+    """The rows whose equality columns equal a delete row's (nulls equal nulls).
 
     Spec: "Equality Delete Files"."""
-    if delete.file_format != FileFormat.PARQUET:
-        raise UnsupportedFeature(f"reading {delete.file_format.value} delete files is not "
-                                 "supported yet", file=delete.file_path, field="file_format")
     ids = list(delete.equality_ids or ())
     if not ids:
         raise CorruptFile("an equality delete file has no equality_ids", file=delete.file_path,
@@ -360,10 +422,10 @@ def _apply_equality_delete(io: FileIO, delete: DataFile, table_schema: Schema,
         fields.append(field)
     # Equality columns may be nested: locate them by id path in both tables.
     delete_schema = _with_fields(Schema(), table_schema, set(ids))
-    raw = _read_parquet(io, delete.file_path, delete_schema, name_mapping)
+    raw = _read_file(io, delete, delete_schema, name_mapping)
     deletes = project_table(raw, delete_schema, file=delete.file_path)
     if deletes.num_rows == 0:
-        return table
+        return np.zeros(table.num_rows, dtype=bool)
     data_cols = [_column_by_id(table, table_schema, fid) for fid in ids]
     delete_cols = [_column_by_id(deletes, table_schema, fid) for fid in ids]
     if len(ids) == 1:
@@ -374,7 +436,10 @@ def _apply_equality_delete(io: FileIO, delete: DataFile, table_schema: Schema,
         keys = set(zip(*(_hashable(c.to_pylist()) for c in delete_cols), strict=True))
         rows = zip(*(_hashable(c.to_pylist()) for c in data_cols), strict=True)
         hit = pa.array([r in keys for r in rows], pa.bool_())
-    return table.filter(pc.invert(pc.fill_null(hit, False)))
+    filled = pc.fill_null(hit, False)
+    if isinstance(filled, pa.ChunkedArray):
+        filled = filled.combine_chunks() if filled.num_chunks else pa.array([], pa.bool_())
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _hashable(values: list[Any]) -> list[Any]:
@@ -453,3 +518,84 @@ def _identity_partition_values(task: FileScanTask) -> dict[int, Any]:
         if isinstance(pf.transform, IdentityTransform):
             out.setdefault(pf.source_ids[0], value)
     return out
+
+
+# --------------------------------------------------------------------------- metadata columns
+
+
+def _with_metadata_columns(table: pa.Table, task: FileScanTask,
+                           fields: Sequence[NestedField]) -> pa.Table:
+    """``table`` (every row of the task's file, in file order) with the metadata columns.
+
+    As the reference implementation's ``PartitionUtil.constantsMap`` and row lineage readers
+    (v3 spec: "Row Lineage"): lineage values stored in the file win; a null ``_row_id`` is
+    ``first_row_id + _pos`` and a null ``_last_updated_sequence_number`` the file's data
+    sequence number, both only when the file has a ``first_row_id``.
+    """
+    f = task.data_file
+    n = table.num_rows
+    positions = pa.array(np.arange(n, dtype=np.int64), pa.int64())
+    for field in fields:
+        fid = field.field_id
+        if fid == FILE_PATH.field_id:
+            column: pa.Array = arrow_constant(field.field_type, f.file_path, n)
+        elif fid == ROW_POSITION.field_id:
+            column = positions
+        elif fid == SPEC_ID.field_id:
+            column = arrow_constant(field.field_type, f.spec_id, n)
+        elif fid == PARTITION_FIELD_ID:
+            column = _partition_constant(task, field, n)
+        elif fid == DELETED.field_id:
+            column = pa.array(np.zeros(n, dtype=bool), pa.bool_())
+        elif fid in _ROW_LINEAGE_IDS:
+            column = _lineage_column(table, field, f, positions)
+        else:
+            continue  # a reserved id with no meaning for data rows: left to the projection
+        table = _set_column(table, field, column)
+    return table
+
+
+def _lineage_column(table: pa.Table, field: NestedField, f: DataFile,
+                    positions: pa.Array) -> pa.Array:
+    """``_row_id`` or ``_last_updated_sequence_number``: stored value, else inherited."""
+    stored = _column_or_none(table, field.field_id)
+    n = table.num_rows
+    if f.first_row_id is None:
+        return pa.nulls(n, pa.int64())
+    if field.field_id == ROW_ID.field_id:
+        inherited: pa.Array = pc.add(positions, pa.scalar(f.first_row_id, pa.int64()))
+    elif f.data_sequence_number is None:
+        inherited = pa.nulls(n, pa.int64())
+    else:
+        inherited = arrow_constant(field.field_type, f.data_sequence_number, n)
+    if stored is None or stored.null_count == n:
+        return inherited
+    result = pc.coalesce(stored.cast(pa.int64()), inherited)
+    return result.combine_chunks() if isinstance(result, pa.ChunkedArray) else result
+
+
+def _partition_constant(task: FileScanTask, field: NestedField, n: int) -> pa.Array:
+    """The file's partition as the ``_partition`` column's struct: its spec's values by
+    partition field id, null for fields of other specs; null when the struct has no fields."""
+    ptype = field.field_type
+    assert isinstance(ptype, StructType)
+    if not ptype.fields:
+        return arrow_constant(ptype, None, n)
+    own = {pf.field_id: value
+           for pf, value in zip(task.spec.fields, task.data_file.partition, strict=False)}
+    return arrow_constant(ptype, {pf.field_id: own.get(pf.field_id) for pf in ptype.fields}, n)
+
+
+def _column_or_none(table: pa.Table, field_id: int) -> pa.ChunkedArray | None:
+    idx = _children_by_id(table.schema).get(field_id)
+    return None if idx is None else table.column(idx)
+
+
+def _set_column(table: pa.Table, field: NestedField, column: pa.Array) -> pa.Table:
+    """``table`` with the column of ``field``'s id replaced (or appended)."""
+    idx = _children_by_id(table.schema).get(field.field_id)
+    arrow = pa.field(field.name, column.type, nullable=True,
+                     metadata={FIELD_ID_KEY: str(field.field_id).encode()})
+    if idx is None:
+        return table.append_column(arrow, column)
+    return table.set_column(idx, arrow, column)

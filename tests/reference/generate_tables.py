@@ -176,12 +176,14 @@ class Generator:
             spec = self.jvm.org.apache.iceberg.PartitionSpec.unpartitioned()
         return self.catalog.createTable(self.ident(name), schema, spec, jprops)
 
-    def java_write(self, table: Any, rows: list[dict[str, Any]]) -> Any:
-        """Write rows (Java values) to one Parquet data file per partition; return the files."""
+    def java_write(
+        self, table: Any, rows: list[dict[str, Any]], file_format: str = "PARQUET"
+    ) -> Any:
+        """Write rows (Java values) to one data file per partition; return the files."""
         jvm = self.jvm
         schema, spec = table.schema(), table.spec()
         factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, spec)
-        fmt = jvm.org.apache.iceberg.FileFormat.PARQUET
+        fmt = getattr(jvm.org.apache.iceberg.FileFormat, file_format)
         by_partition: dict[str, tuple[Any, list[Any]]] = {}
         for row in rows:
             record = jvm.org.apache.iceberg.data.GenericRecord.create(schema)
@@ -198,7 +200,7 @@ class Generator:
             by_partition.setdefault(path_key, (key_obj, []))[1].append(record)
         files = []
         for n, (key_obj, records) in enumerate(by_partition.values()):
-            filename = f"java-{int(time.time() * 1000)}-{n}.parquet"
+            filename = f"java-{int(time.time() * 1000)}-{n}.{file_format.lower()}"
             if key_obj is None:
                 location = table.locationProvider().newDataLocation(filename)
             else:
@@ -213,9 +215,11 @@ class Generator:
             files.append(writer.toDataFile())
         return files
 
-    def java_append(self, table: Any, rows: list[dict[str, Any]]) -> None:
+    def java_append(
+        self, table: Any, rows: list[dict[str, Any]], file_format: str = "PARQUET"
+    ) -> None:
         append = table.newAppend()
-        for data_file in self.java_write(table, rows):
+        for data_file in self.java_write(table, rows, file_format):
             append.appendFile(data_file)
         append.commit()
 
@@ -281,6 +285,31 @@ class Generator:
             ),
             ("java_v3_defaults", "Java API: v3 column defaults", self.java_v3_defaults),
             ("java_v2_equality_deletes", "Java API: equality deletes", self.equality_deletes),
+            (
+                "v2_orc",
+                "ORC data and delete files: every Spark type, evolution",
+                self.formats("orc"),
+            ),
+            (
+                "v2_avro",
+                "Avro data and delete files: every Spark type, evolution",
+                self.formats("avro"),
+            ),
+            (
+                "v3_format_switch",
+                "v3 data files in Parquet, then ORC, then Avro",
+                self.format_switch,
+            ),
+            (
+                "v2_orc_imported",
+                "ORC file without field ids added with a name mapping",
+                self.orc_imported,
+            ),
+            (
+                "java_v2_file_formats",
+                "Java API: special types in Parquet, ORC and Avro files, equality deletes",
+                self.java_file_formats,
+            ),
         ]
 
     def all_types(self, version: int) -> Callable[[str], list[str]]:
@@ -960,6 +989,232 @@ class Generator:
         row_delta.commit()
         self.sql(f"INSERT INTO ref.{NS}.{name} VALUES (20000000000, 'a', 'spark')")
         return ["java-api", "equality-deletes", "row-delta", "identifier-fields"]
+
+    # ------------------------------------------------------ data file formats
+    def formats(self, file_format: str) -> Callable[[str], list[str]]:
+        def run(name: str) -> list[str]:
+            t = f"ref.{NS}.{name}"
+            self.sql(
+                f"CREATE TABLE {t} ({ALL_SPARK_TYPES}) USING iceberg TBLPROPERTIES ("
+                f"'format-version'='2', 'write.format.default'='{file_format}', "
+                f"'write.delete.format.default'='{file_format}', "
+                "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read')"
+            )
+            self.sql(f"INSERT INTO {t} VALUES {ALL_SPARK_VALUES}")
+            self.sql(f"ALTER TABLE {t} ALTER COLUMN c_int TYPE bigint")
+            self.sql(f"ALTER TABLE {t} ALTER COLUMN c_float TYPE double")
+            self.sql(f"ALTER TABLE {t} ALTER COLUMN c_dec9 TYPE decimal(12,2)")
+            self.sql(f"ALTER TABLE {t} RENAME COLUMN c_string TO c_text")
+            self.sql(f"ALTER TABLE {t} RENAME COLUMN c_struct.a TO a_renamed")
+            self.sql(f"ALTER TABLE {t} DROP COLUMN c_binary")
+            self.sql(f"ALTER TABLE {t} ADD COLUMN c_binary binary")
+            self.insert_named(
+                t,
+                {
+                    "c_long": "3",
+                    "c_int": "5000000000",
+                    "c_float": "double('NaN')",
+                    "c_text": "'日本語 ✓'",
+                    "c_binary": "X'CAFE'",
+                    "c_struct": "named_struct('a_renamed', 7, 'b', 'ß', 'nested', NULL)",
+                    "c_map": "map('ключ', 3)",
+                },
+            )
+            self.sql(f"DELETE FROM {t} WHERE c_long = 10")
+            self.sql(f"UPDATE {t} SET c_text = 'updated' WHERE c_long = 3")
+            return [
+                f"{file_format}-data-files",
+                f"{file_format}-delete-files",
+                "all-spark-types",
+                "nested-types",
+                "schema-evolution",
+                "type-promotion",
+                "rename",
+                "position-deletes",
+            ]
+
+        return run
+
+    def format_switch(self, name: str) -> list[str]:
+        t = f"ref.{NS}.{name}"
+        self.sql(
+            f"CREATE TABLE {t} (id bigint, cat string, ts timestamp, v string) USING iceberg "
+            "PARTITIONED BY (cat) TBLPROPERTIES ('format-version'='3', "
+            "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read')"
+        )
+        self.sql(
+            f"INSERT INTO {t} VALUES (1, 'a', TIMESTAMP'2024-01-01 01:02:03', 'parquet'), "
+            "(2, 'b', NULL, 'parquet')"
+        )
+        for fmt, ids in (("orc", (3, 4)), ("avro", (5, 6))):
+            self.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('write.format.default'='{fmt}')")
+            self.sql(
+                f"INSERT INTO {t} VALUES ({ids[0]}, 'a', TIMESTAMP'2024-02-01 00:00:00', '{fmt}'), "
+                f"({ids[1]}, 'b', NULL, '{fmt} ✓')"
+            )
+        self.sql(f"DELETE FROM {t} WHERE id IN (1, 3, 6)")
+        return [
+            "parquet-data-files",
+            "orc-data-files",
+            "avro-data-files",
+            "deletion-vectors",
+            "row-lineage",
+        ]
+
+    def orc_imported(self, name: str) -> list[str]:
+        """An ORC file written by Spark's own ORC writer (no Iceberg ids), appended by the Java
+        API with the table's default name mapping (as add_files does, minus its slow scan)."""
+        jvm = self.jvm
+        t = f"ref.{NS}.{name}"
+        self.sql(
+            f"CREATE TABLE {t} (id bigint, s string, st struct<x: int, y: array<bigint>>, "
+            "m map<string, bigint>) USING iceberg TBLPROPERTIES ('format-version'='2', "
+            "'write.format.default'='orc')"
+        )
+        table = self.load(name)
+        path = os.path.join(table.location(), "imported")
+        self.spark.sql(
+            "SELECT CAST(id AS bigint) AS id, CAST(id AS string) AS s, "
+            "named_struct('x', CAST(id AS int), 'y', array(id, NULL)) AS st, "
+            "map('k', id) AS m FROM range(3)"
+        ).coalesce(1).write.orc(path)
+        orc_file = sorted(f for f in os.listdir(path) if f.endswith(".orc"))[0]
+        location = os.path.join(path, orc_file)
+        mapping = jvm.org.apache.iceberg.mapping.MappingUtil.create(table.schema())
+        table.updateProperties().set(
+            "schema.name-mapping.default",
+            jvm.org.apache.iceberg.mapping.NameMappingParser.toJson(mapping),
+        ).commit()
+        data_file = (
+            jvm.org.apache.iceberg.DataFiles.builder(table.spec())
+            .withPath(location)
+            .withFormat(jvm.org.apache.iceberg.FileFormat.ORC)
+            .withFileSizeInBytes(os.path.getsize(location))
+            .withRecordCount(3)
+            .build()
+        )
+        table.newAppend().appendFile(data_file).commit()
+        self.sql(f"INSERT INTO {t} VALUES (10, 'ten', named_struct('x', 10, 'y', array(1L)), NULL)")
+        self.sql(f"ALTER TABLE {t} RENAME COLUMN s TO s_renamed")
+        return ["orc-data-files", "name-mapping", "files-without-field-ids"]
+
+    def java_file_formats(self, name: str) -> list[str]:
+        """The same rows written as a Parquet, an ORC and an Avro file, plus equality deletes."""
+        jvm, T = self.jvm, self.types()
+        inner = T.StructType.of(
+            [
+                T.NestedField.optional(9, "inner_u", T.UUIDType.get()),
+                T.NestedField.optional(10, "inner_f", T.FixedType.ofLength(3)),
+            ]
+        )
+        schema = self.schema(
+            [
+                self.field(1, "id", T.LongType.get(), required=True),
+                self.field(2, "u", T.UUIDType.get()),
+                self.field(3, "f16", T.FixedType.ofLength(16)),
+                self.field(4, "t", T.TimeType.get()),
+                self.field(5, "tstz", T.TimestampType.withZone()),
+                self.field(6, "ts", T.TimestampType.withoutZone()),
+                self.field(7, "dec", T.DecimalType.of(38, 10)),
+                self.field(8, "s", inner),
+                self.field(11, "l", T.ListType.ofOptional(12, T.TimeType.get())),
+                self.field(
+                    13, "m", T.MapType.ofOptional(14, 15, T.UUIDType.get(), T.LongType.get())
+                ),
+                self.field(
+                    16, "mi", T.MapType.ofOptional(17, 18, T.IntegerType.get(), T.StringType.get())
+                ),
+                self.field(19, "b", T.BinaryType.get()),
+                self.field(20, "d", T.DateType.get()),
+                self.field(21, "fmt", T.StringType.get()),
+            ],
+            identifier_ids=[1],
+        )
+        table = self.java_create(name, schema, None, {"format-version": "2"})
+        base = 10_000_000_000
+        for k, fmt in enumerate(("PARQUET", "ORC", "AVRO")):
+            rows: list[dict[str, Any]] = []
+            for i in range(3):
+                rid = base + 10 * k + i
+                if i == 2:
+                    rows.append({"id": rid, "fmt": fmt})
+                    continue
+                struct = jvm.org.apache.iceberg.data.GenericRecord.create(inner)
+                struct.setField(
+                    "inner_u",
+                    jvm.java.util.UUID.fromString(f"00000000-0000-0000-0000-00000000000{i}"),
+                )
+                struct.setField("inner_f", bytearray(b"\x00\xff" + bytes([i])))
+                times = jvm.java.util.ArrayList()
+                times.add(jvm.java.time.LocalTime.parse("00:00:00.000001"))
+                times.add(None)
+                uuid_map = jvm.java.util.HashMap()
+                uuid_map.put(
+                    jvm.java.util.UUID.fromString(f"f79c3e09-677c-4bbd-a479-3f349cb785e{i}"),
+                    base + i,
+                )
+                int_map = jvm.java.util.HashMap()
+                int_map.put(i, f"ünï {i}")
+                int_map.put(-1, None)
+                rows.append(
+                    {
+                        "id": rid,
+                        "u": jvm.java.util.UUID.fromString(
+                            f"f79c3e09-677c-4bbd-a479-3f349cb785e{i}"
+                        ),
+                        "f16": bytearray(range(i, i + 16)),
+                        "t": jvm.java.time.LocalTime.parse(f"23:59:5{i}.123456"),
+                        "tstz": jvm.java.time.OffsetDateTime.parse(
+                            f"1969-12-31T23:59:5{i}.000001+00:00"
+                        ),
+                        "ts": jvm.java.time.LocalDateTime.parse(f"2024-02-29T12:34:5{i}.5"),
+                        "dec": jvm.java.math.BigDecimal(
+                            f"-1234567890123456789012345678.012345678{i}"
+                        ),
+                        "s": struct,
+                        "l": times,
+                        "m": uuid_map,
+                        "mi": int_map,
+                        "b": jvm.java.nio.ByteBuffer.wrap(bytearray(b"\x00\x01" * i)),
+                        "d": jvm.java.time.LocalDate.parse(f"0001-01-0{i + 1}"),
+                        "fmt": fmt,
+                    }
+                )
+            self.java_append(table, rows, fmt)
+        eq_ids = self.gateway.new_array(jvm.int, 1)
+        eq_ids[0] = 1
+        eq_schema = table.schema().select(["id"])
+        factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(
+            table.schema(), table.spec(), eq_ids, eq_schema, None
+        )
+        row_delta = table.newRowDelta()
+        for k, fmt in enumerate(("ORC", "AVRO")):
+            location = table.locationProvider().newDataLocation(f"eq-delete.{fmt.lower()}")
+            out = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(
+                table.io().newOutputFile(location)
+            )
+            writer = factory.newEqDeleteWriter(
+                out, getattr(jvm.org.apache.iceberg.FileFormat, fmt), None
+            )
+            rec = jvm.org.apache.iceberg.data.GenericRecord.create(eq_schema)
+            rec.setField("id", base + 10 * (k + 1))
+            writer.write(rec)
+            writer.close()
+            row_delta.addDeletes(writer.toDeleteFile())
+        row_delta.commit()
+        return [
+            "java-api",
+            "parquet-data-files",
+            "orc-data-files",
+            "avro-data-files",
+            "uuid",
+            "fixed",
+            "time",
+            "timestamptz",
+            "equality-deletes",
+            "orc-delete-files",
+            "avro-delete-files",
+        ]
 
     # ------------------------------------------- Hive catalog: tables and views
     def hive_scenarios(self) -> list[tuple[str, str, str, Callable[[str], list[str]]]]:

@@ -1,14 +1,18 @@
-"""Read table snapshots with the Iceberg Java reference implementation (Spark 3.5), in one JVM.
+"""Read tables with the Iceberg Java reference implementation (Spark 3.5), in one JVM.
 
 Usage (inside .venv-ref):
   python java_read.py --requests REQUESTS.json --output RESULTS.json
 
-REQUESTS.json holds {"requests": [{"location": "/abs/table/dir", "snapshot_id": 123}, ...]}.
-Each is read as ``spark.read.format("iceberg").option("snapshot-id", sid).load(location)``
-(a Hadoop table by path; Spark projects the snapshot's schema).  RESULTS.json gets
-{"results": [{"ok": true, "columns": [...], "rows": [[...], ...]} | {"ok": false, "error": ...}]}
-with every value normalized by :func:`normalize` (importable from icenb's tests, which apply
-the same normalization to icenb's rows).
+REQUESTS.json holds {"requests": [request, ...]}; a request names the table by "location"
+(a Hadoop table directory) or "metadata_file" (any metadata file, loaded as a static table),
+and optionally one of "snapshot_id", "branch", "tag", "as_of_timestamp" (epoch ms), other
+read "options" (a dict), a "filter" (Spark SQL, applied before the selection) and "columns"
+(a selection, which may name metadata columns such as ``_file`` or ``_pos``). Each is read as
+``spark.read.format("iceberg").option(...).load(location)``. RESULTS.json gets
+{"results": [{"ok": true, "columns": [...], "rows": [[...], ...]} |
+{"ok": false, "error": ..., "error_class": ...}]} with every value normalized by
+:func:`normalize` (importable from icenb's tests, which apply the same normalization to
+icenb's rows).
 """
 
 from __future__ import annotations
@@ -69,11 +73,41 @@ def _pairs(items: Any) -> list[list[Any]]:
     return sorted(pairs, key=lambda p: json.dumps(p, sort_keys=True))
 
 
+#: Request keys and the Spark read options they set.
+_OPTIONS = (("snapshot_id", "snapshot-id"), ("branch", "branch"), ("tag", "tag"),
+            ("as_of_timestamp", "as-of-timestamp"))
+
+
 def _read(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
-    df = (spark.read.format("iceberg").option("snapshot-id", str(request["snapshot_id"]))
-          .load(os.path.abspath(request["location"])))
+    reader = spark.read.format("iceberg")
+    for key, option in _OPTIONS:
+        if request.get(key) is not None:
+            reader = reader.option(option, str(request[key]))
+    for option, value in (request.get("options") or {}).items():
+        reader = reader.option(option, str(value))
+    target = request.get("metadata_file") or request["location"]
+    df = reader.load(os.path.abspath(target))
+    if request.get("filter"):
+        df = df.where(request["filter"])
+    if request.get("columns") is not None:
+        df = df.select(*request["columns"])
     rows = [[normalize(v) for v in row] for row in df.collect()]
     return {"ok": True, "columns": df.columns, "rows": rows}
+
+
+def _error(e: Exception) -> dict[str, Any]:
+    """A failed read: the Java exception (class and first message line) when there is one."""
+    java = getattr(e, "java_exception", None)
+    if java is not None:
+        cause = java
+        while cause.getCause() is not None and cause.getCause() != cause:
+            cause = cause.getCause()
+        text = str(java.toString())
+        return {"ok": False, "error": text.splitlines()[0][:2000],
+                "error_class": str(java.getClass().getName()),
+                "root_cause": str(cause.toString()).splitlines()[0][:2000]}
+    return {"ok": False, "error": str(e).splitlines()[0][:2000],
+            "error_class": type(e).__name__}
 
 
 def run_batch(read: Callable[[Any, dict[str, Any]], dict[str, Any]],
@@ -100,10 +134,13 @@ def run_batch(read: Callable[[Any, dict[str, Any]], dict[str, Any]],
         spark = spark_session(os.path.join(scratch, "wh"), scratch)
         try:
             for request in requests:
+                started = time.perf_counter()
                 try:
-                    results.append(read(spark, request))
+                    result = read(spark, request)
                 except Exception as e:  # report it and go on with the batch
-                    results.append({"ok": False, "error": str(e).splitlines()[0][:2000]})
+                    result = _error(e)
+                result["seconds"] = round(time.perf_counter() - started, 3)
+                results.append(result)
         finally:
             spark.stop()
     with open(args.output, "w", encoding="utf-8") as f:

@@ -6,10 +6,12 @@ Spec: "Column Projection", "Row-level deletes", "Scan Planning" (residuals).
 from __future__ import annotations
 
 import decimal
+import itertools
 import json
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from icenb.errors import ValidationError
+import icenb
+from icenb.errors import IcebergError, NotFound, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.metadata_files import load_table_metadata
 from icenb.spec.deletion_vector import DeletionVector
@@ -30,22 +33,34 @@ from icenb.spec.types import (
     DecimalType,
     DoubleType,
     FloatType,
+    GeographyType,
+    GeometryType,
+    IcebergType,
     IntegerType,
     ListType,
     LongType,
     MapType,
     NestedField,
+    NestedType,
     StringType,
     StructType,
+    TimestampNanoType,
+    TimestamptzNanoType,
+    TimeType,
+    UnknownType,
+    VariantType,
 )
 from icenb.table import plan_files
 from icenb.table.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_schema
+from icenb.table.scan import Scan
+from icenb.table.table import Table
 from icenb.table.task_reader import read_plan, read_task
 from tests.reference.java_read import normalize
 from tests.reference_fixtures import JAVA_TIMEOUT_S, REFERENCE_DIR, JavaTables, reference_python
 
-# Tables compared with Java for every snapshot (deletes of each kind, schema and partition
-# evolution, a v1 table upgraded to v2 and v3, every Spark type).
+# Every table of the Java corpus is compared with Java, at every snapshot and every ref; these
+# must be among them (deletes of each kind, schema and partition evolution, a v1 table upgraded
+# to v2 and v3, every Spark type), so that a corpus change cannot silently drop a case.
 COMPARED_TABLES = (
     "db.v2_merge_on_read",
     "db.v3_deletion_vectors",
@@ -55,6 +70,33 @@ COMPARED_TABLES = (
     "db.v2_partition_evolution",
     "db.v1_upgrade",
     "db.v2_all_types",
+)
+
+#: Metadata columns read with every snapshot and ref (besides the table's columns), and for v3
+#: tables the row lineage ones. (Iceberg 1.10's Spark 3.5 exposes the lineage columns for every
+#: table, null without row lineage, except that its ORC and Avro readers, unlike its Parquet
+#: reader, fill ``_last_updated_sequence_number`` with the data sequence number in v2 tables;
+#: icenb gives null, as for Parquet.) ``_deleted`` changes what is read: compared separately.
+METADATA_COLUMNS = ("_file", "_pos", "_spec_id", "_partition")
+LINEAGE_COLUMNS = ("_row_id", "_last_updated_sequence_number")
+
+#: Tables whose time travel by timestamp is compared with Java (as-of-timestamp): a moment
+#: between each two consecutive snapshot-log entries.
+AS_OF_TABLES = ("db.v2_refs", "db.v2_schema_evolution", "db.v2_rollback_wap")
+
+#: Metadata columns alone, with a filter and with ``_deleted``, on tables with each delete kind
+#: (position deletes, deletion vectors, equality deletes; ORC and Avro delete files).
+METADATA_CASES: tuple[tuple[str, tuple[str, ...], str | None], ...] = tuple(
+    (name, columns, where)
+    for name in ("db.v2_merge_on_read", "db.v3_deletion_vectors", "db.java_v2_equality_deletes",
+                 "db.v2_upgrade", "db.v2_orc", "db.v2_avro")
+    for columns, where in (
+        (("_pos", "_file"), None),
+        (("_deleted", "_pos", "_spec_id", "_row_id"), None),
+        (("_file", "_pos", "_last_updated_sequence_number"), "id > 3"),
+        (("_deleted", "_pos"), "id > 3"),
+    )
+    if where is None or not name.endswith(("_orc", "_avro"))  # no id column there
 )
 
 
@@ -90,16 +132,9 @@ def _icenb_rows(table: pa.Table) -> list[str]:
     return sorted(rows)
 
 
-def _requests(java_tables: JavaTables) -> list[tuple[str, int]]:
-    out: list[tuple[str, int]] = []
-    for name in COMPARED_TABLES:
-        md = _load(java_tables, name)
-        out.extend((name, s.snapshot_id) for s in md.snapshots)
-    return out
-
-
 def run_java_read(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of each {location, snapshot_id} as read by Iceberg Java (one JVM for the batch)."""
+    """Each request's rows as read by Iceberg Java (one JVM for the batch); requests as in
+    tests/reference/java_read.py ({location, snapshot_id} and more)."""
     with tempfile.TemporaryDirectory() as tmp:
         req = Path(tmp) / "requests.json"
         out = Path(tmp) / "results.json"
@@ -115,31 +150,218 @@ def run_java_read(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return results
 
 
+@dataclass(frozen=True)
+class ReadCase:
+    """One read done by both Java and icenb: ``request`` for java_read.py, ``read`` for icenb
+    (a callable, so that a failing read is reported per case)."""
+
+    table: str
+    label: str
+    kind: str  # snapshot, branch, tag, as-of, expired, metadata
+    request: dict[str, Any]
+    read: Callable[[], pa.Table]
+    spark_unreadable: tuple[str, ...] = ()  # columns of types Spark 3.5 cannot represent
+
+    def __str__(self) -> str:
+        return f"{self.table} {self.label}"
+
+
+def _java_unreadable(table: Table, scan: Scan) -> set[str]:
+    """Columns of the scan's schema that Iceberg Java (1.10, Spark 3.5) fails to read: identity
+    partition sources that the table's current schema no longer has (a snapshot from before a
+    REPLACE TABLE). Java converts the partition constant with the current schema and fails with
+    a ClassCastException (String to UTF8String)."""
+    current = table.schema.field_ids()
+    specs = table.metadata.partition_specs
+    gone = {pf.source_ids[0] for spec in specs for pf in spec.fields
+            if isinstance(pf.transform, IdentityTransform) and pf.source_ids[0] not in current}
+    return {f.name for f in scan.table_schema.fields if f.field_id in gone}
+
+
+def _columns(table: Table, scan: Scan) -> list[str]:
+    """The columns compared for a scan: the table's (all but those Java cannot read), then the
+    metadata columns."""
+    meta = [*METADATA_COLUMNS, *(LINEAGE_COLUMNS if table.format_version >= 3 else ())]
+    skip = _java_unreadable(table, scan)
+    return [f.name for f in scan.table_schema.fields if f.name not in skip] + meta
+
+
+#: Types Spark 3.5 has no type for: Iceberg Java's Spark integration fails to load such a
+#: table at all ("Spark does not support time fields", "Cannot convert unknown type").
+SPARK_UNSUPPORTED = (TimeType, TimestampNanoType, TimestamptzNanoType, VariantType,
+                     GeometryType, GeographyType, UnknownType)
+
+
+def _spark_unsupported(t: IcebergType) -> bool:
+    if isinstance(t, SPARK_UNSUPPORTED):
+        return True
+    return isinstance(t, NestedType) and any(_spark_unsupported(f.field_type) for f in t.fields)
+
+
+def _case(name: str, label: str, kind: str, where: dict[str, Any], table: Table, scan: Scan,
+          **request: Any) -> ReadCase:
+    columns = _columns(table, scan)
+    unreadable = tuple(f.name for f in table.schema.fields if _spark_unsupported(f.field_type))
+    return ReadCase(name, label, kind, {**where, **request, "columns": columns},
+                    lambda: scan.select(*columns).to_arrow(), unreadable)
+
+
+def _table_cases(java_tables: JavaTables, name: str) -> list[ReadCase]:
+    """Every snapshot and every ref of a table, time travel by timestamp, expired snapshots."""
+    entry = next(e for e in java_tables.entries("table") if e["name"] == name)
+    latest = java_tables.latest(name).path
+    # Tables of other catalogs (NNNNN-uuid.metadata.json names) are loaded by metadata file.
+    where: dict[str, Any] = {"location": str(java_tables.location(name))} \
+        if entry["catalog"] == "hadoop" else {"metadata_file": str(latest)}
+    table = icenb.open(latest)
+    cases = []
+    for snap in table.snapshots:
+        sid = snap.snapshot_id
+        cases.append(_case(name, f"snapshot {sid}", "snapshot", where, table,
+                           table.scan(snapshot_id=sid), snapshot_id=sid))
+    for ref_name, ref in sorted(table.refs.items()):
+        kind = "branch" if ref.is_branch else "tag"
+        cases.append(_case(name, f"{kind} {ref_name}", kind, where, table,
+                           table.scan(ref=ref_name), **{kind: ref_name}))
+    if name in AS_OF_TABLES:
+        for entry_, following in itertools.pairwise(table.history):
+            ms = (entry_.timestamp_ms + following.timestamp_ms) // 2
+            cases.append(_case(name, f"as of {ms}", "as-of", where, table,
+                               table.at(timestamp_ms=ms), as_of_timestamp=ms))
+    # Snapshots that older metadata files list but the newest one no longer has (expired).
+    current = {s.snapshot_id for s in table.snapshots}
+    seen: set[int] = set()
+    for f in sorted(java_tables.metadata_files(kind="table"), key=lambda f: f.version):
+        if f.name != name:
+            continue
+        old = icenb.open(f.path)
+        for snap in old.snapshots:
+            sid = snap.snapshot_id
+            if sid in current or sid in seen:
+                continue
+            seen.add(sid)
+            cases.append(ReadCase(name, f"expired snapshot {sid} ({f.path.name})", "expired",
+                                  {"metadata_file": str(f.path), "snapshot_id": sid},
+                                  lambda t=old, sid=sid: t.scan(snapshot_id=sid).to_arrow()))
+    return cases
+
+
+def _metadata_cases(java_tables: JavaTables) -> list[ReadCase]:
+    cases = []
+    for name, cols, where in METADATA_CASES:
+        table = icenb.open(java_tables.location(name))
+        request: dict[str, Any] = {"location": str(java_tables.location(name)),
+                                   "columns": list(cols)}
+        if where is not None:
+            request["filter"] = where
+        cases.append(ReadCase(
+            name, f"columns {', '.join(cols)} where {where}", "metadata", request,
+            lambda t=table, c=cols, w=where: t.scan(filter=w or "true", columns=c).to_arrow()))
+    return cases
+
+
 @pytest.fixture(scope="session")
-def java_rows(java_tables: JavaTables) -> dict[tuple[str, int], dict[str, Any]]:
-    """Java's rows of every snapshot of the compared tables, read in one JVM."""
-    keys = _requests(java_tables)
-    results = run_java_read([{"location": str(java_tables.location(name)), "snapshot_id": sid}
-                             for name, sid in keys])
-    return dict(zip(keys, results, strict=True))
+def java_reads(java_tables: JavaTables) -> list[tuple[ReadCase, dict[str, Any]]]:
+    """Every read case with Java's result, read in one JVM."""
+    cases = [c for e in java_tables.entries("table") for c in _table_cases(java_tables,
+                                                                           e["name"])]
+    cases += _metadata_cases(java_tables)
+    results = run_java_read([c.request for c in cases])
+    return list(zip(cases, results, strict=True))
 
 
-@pytest.mark.parametrize("name", COMPARED_TABLES)
-def test_every_snapshot_reads_as_java_reads_it(
-        java_tables: JavaTables, java_rows: dict[tuple[str, int], dict[str, Any]],
-        name: str) -> None:
-    md = _load(java_tables, name)
-    io = FileIO()
-    assert md.snapshots
-    for snapshot in md.snapshots:
-        sid = snapshot.snapshot_id
-        java = java_rows[(name, sid)]
-        assert java["ok"], java.get("error")
-        schema = md.schema_for_snapshot(sid)
-        table = read_plan(io, plan_files(io, md, snapshot_id=sid), schema)
-        assert table.column_names == java["columns"], (name, sid)
-        expected = sorted(json.dumps(r, sort_keys=True) for r in java["rows"])
-        assert _icenb_rows(table) == expected, (name, sid)
+def _mismatch(case: ReadCase, java: dict[str, Any]) -> str | None:
+    """Why icenb's read differs from Java's (None: they agree)."""
+    if case.spark_unreadable:
+        return None  # see test_tables_spark_cannot_load_are_read_by_icenb
+    if not java["ok"]:
+        try:
+            case.read()
+        except NotFound:
+            if java.get("error_class", "").endswith("NotFoundException"):
+                return None
+            return f"{case}: Java failed with {java['error']}, icenb raised NotFound"
+        except IcebergError as e:
+            return f"{case}: Java failed with {java['error']}; icenb raised {e!r}"
+        return f"{case}: Java failed with {java['error']}; icenb read it"
+    try:
+        table = case.read()
+    except IcebergError as e:
+        return f"{case}: icenb raised {e!r}; Java read {len(java['rows'])} rows"
+    if table.column_names != java["columns"]:
+        return f"{case}: columns {table.column_names} != Java's {java['columns']}"
+    expected = sorted(json.dumps(r, sort_keys=True) for r in java["rows"])
+    got = _icenb_rows(table)
+    if got != expected:
+        extra = sorted(set(got) - set(expected))[:3]
+        missing = sorted(set(expected) - set(got))[:3]
+        return (f"{case}: {len(got)} rows vs Java's {len(expected)}; icenb only: {extra}; "
+                f"Java only: {missing}")
+    return None
+
+
+def _check(reads: list[tuple[ReadCase, dict[str, Any]]], kinds: set[str]) -> int:
+    selected = [(c, j) for c, j in reads if c.kind in kinds]
+    problems = [m for c, j in selected if (m := _mismatch(c, j)) is not None]
+    assert not problems, "\n".join(problems)
+    return len(selected)
+
+
+def test_every_snapshot_and_ref_of_every_table_reads_as_java_reads_it(
+        java_tables: JavaTables, java_reads: list[tuple[ReadCase, dict[str, Any]]]) -> None:
+    names = {e["name"] for e in java_tables.entries("table")}
+    assert set(COMPARED_TABLES) <= names
+    assert {c.table for c, _ in java_reads} == names
+    refs = {(c.table, c.label.split()[1]) for c, _ in java_reads if c.kind in ("branch", "tag")}
+    assert ("db.v2_refs", "dev") in refs and ("db.v2_refs", "release-1") in refs
+    n = _check(java_reads, {"snapshot", "branch", "tag"})
+    assert n == sum(len(_load(java_tables, t).snapshots) + len(_load(java_tables, t).refs)
+                    for t in names)
+
+
+def test_tables_spark_cannot_load_are_read_by_icenb(
+        java_reads: list[tuple[ReadCase, dict[str, Any]]]) -> None:
+    """Tables with a type Spark 3.5 cannot represent: Java's Spark read fails as a whole, so they
+    are not compared row for row; icenb reads every snapshot and ref of them."""
+    unreadable = [(c, j) for c, j in java_reads if c.spark_unreadable]
+    assert {c.table for c, _ in unreadable} >= {"db.java_v2_special_types",
+                                                 "db.java_v1_special_types"}
+    for case, java in unreadable:
+        assert not java["ok"], case
+        assert "support" in java["error"] or "convert" in java["error"], java["error"]
+        assert case.read().num_rows > 0, case
+
+
+def test_branch_reads_use_the_current_schema_and_snapshot_reads_their_own(
+        java_reads: list[tuple[ReadCase, dict[str, Any]]]) -> None:
+    by_label = {(c.table, c.label): j for c, j in java_reads}
+    table = "db.v2_schema_evolution"
+    md = icenb.open(next(c for c, _ in java_reads if c.table == table).request["location"])
+    main = md.refs["main"].snapshot_id
+    branch = by_label[(table, "branch main")]["columns"]
+    snapshot = by_label[(table, f"snapshot {main}")]["columns"]
+    assert branch != snapshot  # so the comparison above tells the two rules apart
+    assert branch[:len(md.schema.fields)] == [f.name for f in md.schema.fields]
+
+
+def test_time_travel_by_timestamp_reads_as_java_reads_it(
+        java_reads: list[tuple[ReadCase, dict[str, Any]]]) -> None:
+    assert _check(java_reads, {"as-of"}) >= len(AS_OF_TABLES) * 2
+
+
+def test_expired_snapshots_fail_with_not_found_as_in_java(
+        java_reads: list[tuple[ReadCase, dict[str, Any]]]) -> None:
+    expired = [(c, j) for c, j in java_reads if c.kind == "expired"]
+    assert any(not j["ok"] for _, j in expired)
+    assert _check(java_reads, {"expired"}) >= 3
+
+
+def test_metadata_columns_alone_with_filters_and_deletes_read_as_java_reads_them(
+        java_reads: list[tuple[ReadCase, dict[str, Any]]]) -> None:
+    marked = [j for c, j in java_reads
+              if c.kind == "metadata" and "_deleted" in c.request["columns"] and j["ok"]]
+    assert any(row[0] is True for j in marked for row in j["rows"])  # deleted rows shown
+    assert _check(java_reads, {"metadata"}) == len(METADATA_CASES)
 
 
 def test_compared_tables_exercise_every_delete_kind(java_tables: JavaTables) -> None:
