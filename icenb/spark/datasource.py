@@ -11,6 +11,8 @@ Iceberg's Spark integration where it has them:
   and applied to the rows (spec: "Scan Planning").
 - ``columns``: the columns to read, comma separated or a JSON list (dotted names select nested
   fields); ``case-sensitive`` (default true) for both.
+- ``relocate`` (default false): read a table copied or moved since it was written from where
+  its metadata file is now (as ``icenb.open(location, relocate=True)``).
 - ``split-size`` / ``file-open-cost`` (bytes; defaults: the table's ``read.split.target-size``,
   128 MiB, and ``read.split.open-file-cost``, 4 MiB): how tasks are packed into Spark partitions.
 - Any other option (``s3.endpoint``, ``s3.region``, ...) configures the FileIO.
@@ -73,14 +75,16 @@ COLUMNS = "columns"
 CASE_SENSITIVE = "case-sensitive"
 SPLIT_SIZE = "split-size"
 FILE_OPEN_COST = "file-open-cost"
+RELOCATE = "relocate"
 # Set by Scan.to_spark: the schema the scan resolves names with (a branch read keeps the
 # table's schema), and the row filter or metadata when they have no text form.
 _SCHEMA_ID = "icenb.schema-id"
 _FILTER_PICKLE = "icenb.filter-pickle"
 _METADATA_PICKLE = "icenb.metadata-pickle"
+_RELOCATIONS = "icenb.relocations"  # the FileIO's relocations (JSON), from Scan.to_spark
 _READ_OPTIONS = frozenset({"path", "paths", SNAPSHOT_ID, BRANCH, TAG, AS_OF_TIMESTAMP, FILTER,
-                           COLUMNS, CASE_SENSITIVE, SPLIT_SIZE, FILE_OPEN_COST, _SCHEMA_ID,
-                           _FILTER_PICKLE, _METADATA_PICKLE})
+                           COLUMNS, CASE_SENSITIVE, SPLIT_SIZE, FILE_OPEN_COST, RELOCATE,
+                           _SCHEMA_ID, _FILTER_PICKLE, _METADATA_PICKLE, _RELOCATIONS})
 
 #: Table properties and defaults for packing tasks (as Iceberg's ``read.split.*``).
 SPLIT_SIZE_PROPERTY = "read.split.target-size"
@@ -175,7 +179,8 @@ class _ReadState:
 def _resolve(options: Mapping[str, str]) -> _ReadState:
     """Open the table and pick the snapshot, schema, filter and columns the options ask for."""
     io_properties = {k: str(v) for k, v in options.items() if k not in _READ_OPTIONS}
-    io = FileIO(io_properties)
+    relocations = json.loads(options[_RELOCATIONS]) if options.get(_RELOCATIONS) else None
+    io = FileIO(io_properties, relocations=relocations)
     pickled = options.get(_METADATA_PICKLE)
     if pickled is not None:
         md: TableMetadata = _decode(pickled, _METADATA_PICKLE)
@@ -185,7 +190,8 @@ def _resolve(options: Mapping[str, str]) -> _ReadState:
         if not location:
             raise ValidationError("give the table location: spark.read.format('icenb')"
                                   ".load(location)", field="path")
-        md = open_table(location, io=io).metadata
+        table = open_table(location, io=io, relocate=_bool_option(options, RELOCATE, False))
+        md, io = table.metadata, table.io
         location = md.source_file
     choices = {k: options[k] for k in (SNAPSHOT_ID, BRANCH, TAG, AS_OF_TIMESTAMP)
                if options.get(k) not in (None, "")}
@@ -258,6 +264,8 @@ def read_options(metadata: TableMetadata, io: FileIO, *, snapshot_id: int | None
                  case_sensitive: bool) -> dict[str, str]:
     """Data source options that read exactly this scan state (used by ``Scan.to_spark``)."""
     options = {k: str(v) for k, v in io.properties.items()}
+    if io.relocations:
+        options[_RELOCATIONS] = json.dumps(dict(io.relocations))
     if metadata.source_file is not None:
         options["path"] = metadata.source_file
     else:

@@ -287,3 +287,21 @@ def test_partitions_carry_everything_an_executor_needs(java_tables: JavaTables) 
 def test_read_scan_is_what_to_spark_calls(spark: Any, java_tables: JavaTables) -> None:
     scan = _open(java_tables, "db.java_v2_equality_deletes").scan()
     assert _rows(read_scan(scan, spark)) == _rows(scan.to_spark())
+
+
+def test_a_moved_table_reads_through_spark_from_where_it_is(
+        spark: Any, java_tables: JavaTables, tmp_path: Path) -> None:
+    import shutil
+
+    src = java_tables.location("db.v3_deletion_vectors")
+    dst = tmp_path / "moved"
+    shutil.copytree(src, dst)
+    expected = _scan_rows(icenb.open(src).scan())
+    table = icenb.open(dst, relocate=True)
+    assert _rows(table.scan().to_spark(spark)) == expected
+    assert _rows(_load(spark, dst, relocate="true")) == expected
+    # The copy, not the original, was read: break the copy and the reads fail.
+    for f in (dst / "data").rglob("*.parquet"):
+        f.unlink()
+    with pytest.raises(Exception, match="NotFound"):
+        _load(spark, dst, relocate="true").collect()
