@@ -1,7 +1,8 @@
 """Metadata tables of a table as Arrow tables (``table.inspect.snapshots()`` ...).
 
-Column names, types and meaning follow the reference implementation's metadata tables (as seen
-through Spark: ``SELECT * FROM t.snapshots``), so users can move between the two:
+Column names, types and meaning follow the reference implementation's metadata tables (Iceberg
+Java 1.10 as seen through Spark: ``spark.read.format("iceberg").load(location + "#files")``), so
+users can move between the two:
 
 * ``snapshots``: committed_at, snapshot_id, parent_id, operation, manifest_list, summary.
 * ``history``: made_current_at, snapshot_id, parent_id, is_current_ancestor (one row per
@@ -18,37 +19,93 @@ through Spark: ``SELECT * FROM t.snapshots``), so users can move between the two
   entry of the snapshot's manifests, DELETED ones included).
 * ``files`` / ``data_files`` / ``delete_files``: the fields of ``data_file`` as columns, for the
   live (not DELETED) entries of all / data / delete manifests.
+* ``partitions``: one row per partition with live files: the union partition type of all
+  specs (``Partitioning.partitionType``: fields whose source column is still in the schema),
+  where, as in the reference's comparator, equal values under specs with a different number of
+  such fields are different partitions; spec_id, record_count / file_count /
+  total_data_file_size_in_bytes of data files, position_delete_record_count / _file_count
+  (deletion vectors count as position delete files, with their cardinality),
+  equality_delete_record_count / _file_count, and last_updated_at / last_updated_snapshot_id:
+  the newest snapshot among the files' entries' ``snapshot_id``s still in the metadata. An
+  unpartitioned table has neither ``partition`` nor ``spec_id`` and at most one row.
+* ``position_deletes``: one row per deleted position of the snapshot's live position delete
+  files (Parquet, ORC, Avro) and deletion vectors: file_path, pos, row (the current schema's
+  struct, null unless the delete file stores rows; columns without an Arrow type, such as
+  variant, are left out of it), partition, spec_id, delete_file_path, and for v3 tables
+  content_offset / content_size_in_bytes (null for delete files that are not DVs).
+* ``all_manifests``: ``manifests`` of every snapshot in the metadata, one row per (snapshot,
+  manifest) with ``reference_snapshot_id``.
+* ``all_entries`` / ``all_files`` / ``all_data_files`` / ``all_delete_files``: ``entries`` /
+  ``files`` ... over the distinct manifests (by path) of every snapshot in the metadata. As in
+  the reference, files are not de-duplicated: a file live in two distinct manifests (say,
+  ADDED in one and EXISTING in a rewritten one) has two rows.
 
-Omitted: ``readable_metrics`` (entries and files tables), and the ``all_*``, ``partitions``
-and ``position_deletes`` tables. A ``partition`` column (or ``data_file.partition``) is left
-out when the table has never been partitioned, as in the reference implementation. Partition
-structs are the union of every spec's fields (matched by partition field id); fields a file's
-spec lacks are null. Timestamps are ``timestamp[us, tz=UTC]``.
+The per-snapshot tables take ``snapshot_id`` (default: the current snapshot; a table without
+one gives empty tables with the same columns); the ``all_*`` tables cover every snapshot, like
+the reference (which refuses a snapshot there).
+
+Deliberate differences: ``readable_metrics`` (entries and files tables) is omitted. Where the
+reference's answer depends on the order in which its parallel readers deliver manifests, a
+fixed rule is used: a manifest listed by several snapshots is read with the manifest-list entry
+of the first snapshot (metadata order) that lists it (this matters for ``first_row_id``
+inheritance after a v3 upgrade); a partition's ``spec_id`` is that of its newest entry (by
+snapshot commit time, then the highest spec id), where the reference keeps whichever file it
+happened to count last.
+
+A ``partition`` column (or ``data_file.partition``) is left out when the table has never been
+partitioned, as in the reference implementation. Partition structs hold the fields of every
+spec whose source column is still in the schema (matched by partition field id; the
+reference's ``Partitioning.partitionType``); fields a file's spec lacks are null. Timestamps
+are ``timestamp[us, tz=UTC]``. Decoded manifests come from a shared
+:class:`~icenb.io.manifest_reader.ManifestCache` (manifests are immutable).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from icenb.errors import NoSuchSnapshot
-from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
-from icenb.spec.manifest import EntryStatus, FieldSummary, ManifestContent, ManifestFile
+from icenb.errors import CorruptFile, IcebergError, NoSuchSnapshot, UnsupportedFeature
+from icenb.io.avro_files import read_avro_file
+from icenb.io.file_io import FileIO
+from icenb.io.manifest_reader import (
+    DEFAULT_MAX_WORKERS,
+    ManifestCache,
+    read_manifest_entries,
+    read_manifest_list,
+    read_manifest_list_table,
+)
+from icenb.io.orc_files import read_orc_file
+from icenb.io.puffin import read_deletion_vector
+from icenb.spec.manifest import (
+    EntryStatus,
+    FieldSummary,
+    FileContent,
+    FileFormat,
+    ManifestContent,
+    ManifestFile,
+    manifest_files_from_arrow,
+)
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import Snapshot, SnapshotRefType
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import NestedField, UnknownType
 from icenb.spec.values import from_bytes, to_human
-from icenb.table.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_type
+from icenb.table.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_schema, to_arrow_type
+from icenb.table.task_reader import project_table
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
 
-__all__ = ["InspectTables"]
+__all__ = ["InspectTables", "shared_manifest_cache"]
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -85,6 +142,21 @@ _DATA_FILE_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
     ("content_size_in_bytes", pa.int64()),
 )
 
+# Position delete file columns (spec: "Position Delete Files"): reserved field ids.
+_DELETE_FILE_PATH_ID = 2147483546
+_DELETE_POS_ID = 2147483545
+_DELETE_ROW_ID = 2147483544
+
+# What ``partitions`` needs from each entry (the inheritance columns are always read).
+_PARTITIONS_COLUMNS = ("data_file.partition", "data_file.file_size_in_bytes")
+
+_SHARED_CACHE = ManifestCache()
+
+
+def shared_manifest_cache() -> ManifestCache:
+    """The cache of decoded manifests the inspect tables use by default."""
+    return _SHARED_CACHE
+
 
 def _ts(ms: int) -> int:
     return ms * 1000
@@ -93,8 +165,9 @@ def _ts(ms: int) -> int:
 class InspectTables:
     """The metadata tables of one :class:`~icenb.table.table.Table` (its loaded metadata)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, *, cache: ManifestCache | None = None) -> None:
         self._table = table
+        self._cache = _SHARED_CACHE if cache is None else cache
 
     def __repr__(self) -> str:
         return f"InspectTables({self._table.location!r})"
@@ -185,57 +258,70 @@ class InspectTables:
         """The manifests of a snapshot (default: the current one; none without one)."""
         snap = self._snapshot(snapshot_id)
         files = [] if snap is None else self._manifest_files(snap)
-        md = self._table.metadata
-        schema = md.schema
-        summaries = []
-        for m in files:
-            spec = md.spec_by_id(m.partition_spec_id)
-            summaries.append(None if m.partitions is None else
-                             _summaries(spec, schema, m.partitions))
-
-        def counts(content: ManifestContent, name: str) -> pa.Array:
-            return pa.array([(getattr(m, name) or 0) if m.content == content else 0
-                             for m in files], pa.int32())
-
-        data, deletes = ManifestContent.DATA, ManifestContent.DELETES
-        return pa.table({
-            "content": pa.array([int(m.content) for m in files], pa.int32()),
-            "path": pa.array([m.manifest_path for m in files], pa.string()),
-            "length": pa.array([m.manifest_length for m in files], pa.int64()),
-            "partition_spec_id": pa.array([m.partition_spec_id for m in files], pa.int32()),
-            "added_snapshot_id": pa.array([m.added_snapshot_id for m in files], pa.int64()),
-            "added_data_files_count": counts(data, "added_files_count"),
-            "existing_data_files_count": counts(data, "existing_files_count"),
-            "deleted_data_files_count": counts(data, "deleted_files_count"),
-            "added_delete_files_count": counts(deletes, "added_files_count"),
-            "existing_delete_files_count": counts(deletes, "existing_files_count"),
-            "deleted_delete_files_count": counts(deletes, "deleted_files_count"),
-            "partition_summaries": pa.array(summaries, pa.list_(_SUMMARY_TYPE)),
-        })
+        return _manifest_rows(self._table.metadata, files)
 
     def entries(self, snapshot_id: int | None = None) -> pa.Table:
         """Every manifest entry of a snapshot, DELETED ones included (spec: Manifests)."""
-        raw = self._raw_entries(snapshot_id)
-        data_file = _data_file(self._table.metadata, raw)
-        return pa.table({
-            "status": raw.column("status").cast(pa.int32()),
-            "snapshot_id": raw.column("snapshot_id").cast(pa.int64()),
-            "sequence_number": raw.column("sequence_number").cast(pa.int64()),
-            "file_sequence_number": raw.column("file_sequence_number").cast(pa.int64()),
-            "data_file": data_file,
-        })
+        return self._entries_table(self._raw_entries(self._snapshot_manifests(snapshot_id)))
 
     def files(self, snapshot_id: int | None = None) -> pa.Table:
         """The live data and delete files of a snapshot, one column per ``data_file`` field."""
-        return self._files(snapshot_id, None)
+        return self._files(self._snapshot_manifests(snapshot_id), None)
 
     def data_files(self, snapshot_id: int | None = None) -> pa.Table:
         """The live data files of a snapshot (from its data manifests)."""
-        return self._files(snapshot_id, ManifestContent.DATA)
+        return self._files(self._snapshot_manifests(snapshot_id), ManifestContent.DATA)
 
     def delete_files(self, snapshot_id: int | None = None) -> pa.Table:
         """The live delete files of a snapshot (from its delete manifests)."""
-        return self._files(snapshot_id, ManifestContent.DELETES)
+        return self._files(self._snapshot_manifests(snapshot_id), ManifestContent.DELETES)
+
+    def partitions(self, snapshot_id: int | None = None) -> pa.Table:
+        """Per partition, the counts and sizes of a snapshot's live data and delete files and
+        when the partition last changed (spec: Manifests; see the module docstring)."""
+        md = self._table.metadata
+        manifests = self._snapshot_manifests(snapshot_id)
+        raw = self._raw_entries(manifests, columns=_PARTITIONS_COLUMNS)
+        return _partitions_table(md, _keep(raw, _live(raw)))
+
+    def position_deletes(self, snapshot_id: int | None = None) -> pa.Table:
+        """Every position deleted by a snapshot's live position delete files and deletion
+        vectors (spec: "Position Delete Files", "Deletion Vectors")."""
+        md = self._table.metadata
+        manifests = [m for m in self._snapshot_manifests(snapshot_id)
+                     if m.content == ManifestContent.DELETES]
+        raw = self._raw_entries(manifests)
+        keep = pc.and_(_live(raw), pc.equal(
+            pc.struct_field(_combined(raw.column("data_file")), "content"),
+            pa.scalar(int(FileContent.POSITION_DELETES), pa.int32())))
+        return _position_deletes_table(self._table.io, md, _keep(raw, keep))
+
+    # ------------------------------------------------------------------ all snapshots
+
+    def all_manifests(self) -> pa.Table:
+        """The manifests of every snapshot in the metadata, one row per (snapshot, manifest),
+        with ``reference_snapshot_id`` naming the snapshot."""
+        distinct, refs, positions = self._reachable()
+        rows = _manifest_rows(self._table.metadata, distinct)
+        rows = rows.take(pa.array(positions, pa.int64()))
+        return rows.append_column("reference_snapshot_id", pa.array(refs, pa.int64()))
+
+    def all_entries(self) -> pa.Table:
+        """Every entry of every distinct manifest reachable from a snapshot in the metadata."""
+        return self._entries_table(self._raw_entries(self._reachable()[0]))
+
+    def all_files(self) -> pa.Table:
+        """The live files of every distinct manifest reachable from a snapshot (a file in two
+        manifests has two rows, as in the reference)."""
+        return self._files(self._reachable()[0], None)
+
+    def all_data_files(self) -> pa.Table:
+        """The live data files of every distinct data manifest reachable from a snapshot."""
+        return self._files(self._reachable()[0], ManifestContent.DATA)
+
+    def all_delete_files(self) -> pa.Table:
+        """The live delete files of every distinct delete manifest reachable from a snapshot."""
+        return self._files(self._reachable()[0], ManifestContent.DELETES)
 
     # ------------------------------------------------------------------ helpers
 
@@ -254,21 +340,95 @@ class InspectTables:
     def _manifest_files(self, snap: Snapshot) -> list[ManifestFile]:
         return read_manifest_list(self._table.io, snap, self._table.metadata.format_version)
 
-    def _raw_entries(self, snapshot_id: int | None) -> pa.Table:
+    def _snapshot_manifests(self, snapshot_id: int | None) -> list[ManifestFile]:
         snap = self._snapshot(snapshot_id)
-        files = [] if snap is None else self._manifest_files(snap)
-        return read_manifest_entries(self._table.io, files, self._table.metadata.format_version)
+        return [] if snap is None else self._manifest_files(snap)
 
-    def _files(self, snapshot_id: int | None, content: ManifestContent | None) -> pa.Table:
-        raw = self._raw_entries(snapshot_id)
-        keep = pc.not_equal(raw.column("status"), pa.scalar(int(EntryStatus.DELETED), pa.int32()))
+    def _reachable(self) -> tuple[list[ManifestFile], list[int], list[int]]:
+        """The distinct manifests (by path) of every snapshot, in first-seen order, and per
+        (snapshot, manifest) pair the snapshot id and the manifest's position in that list."""
+        md = self._table.metadata
+        io = self._table.io
+        index: dict[str, int] = {}
+        distinct: list[ManifestFile] = []
+        refs: list[int] = []
+        positions: list[int] = []
+        for snap in md.snapshots:
+            listing = read_manifest_list_table(io, snap, md.format_version)
+            paths = listing.column("manifest_path").to_pylist()
+            new_rows: list[int] = []
+            for i, path in enumerate(paths):
+                if path not in index:
+                    index[path] = -1
+                    new_rows.append(i)
+            if new_rows:
+                new = manifest_files_from_arrow(listing.take(pa.array(new_rows, pa.int64())),
+                                                file=snap.manifest_list)
+                for m in new:
+                    index[m.manifest_path] = len(distinct)
+                    distinct.append(m)
+            positions.extend(index[p] for p in paths)
+            refs.extend([snap.snapshot_id] * len(paths))
+        return distinct, refs, positions
+
+    def _raw_entries(self, manifests: Sequence[ManifestFile],
+                     columns: Sequence[str] | None = None) -> pa.Table:
+        return read_manifest_entries(self._table.io, manifests,
+                                     self._table.metadata.format_version, columns=columns,
+                                     cache=self._cache)
+
+    def _entries_table(self, raw: pa.Table) -> pa.Table:
+        data_file = _data_file(self._table.metadata, raw)
+        return pa.table({
+            "status": raw.column("status").cast(pa.int32()),
+            "snapshot_id": raw.column("snapshot_id").cast(pa.int64()),
+            "sequence_number": raw.column("sequence_number").cast(pa.int64()),
+            "file_sequence_number": raw.column("file_sequence_number").cast(pa.int64()),
+            "data_file": data_file,
+        })
+
+    def _files(self, manifests: Sequence[ManifestFile],
+               content: ManifestContent | None) -> pa.Table:
         if content is not None:
-            keep = pc.and_(keep, pc.equal(raw.column("manifest_content"),
-                                          pa.scalar(int(content), pa.int32())))
-        raw = raw.filter(keep)
+            manifests = [m for m in manifests if m.content == content]
+        raw = self._raw_entries(manifests)
+        raw = _keep(raw, _live(raw))
         data_file = _data_file(self._table.metadata, raw)
         return pa.Table.from_arrays(data_file.flatten(),
                                     names=[f.name for f in data_file.type])
+
+
+# --------------------------------------------------------------------------- manifests
+
+
+def _manifest_rows(md: TableMetadata, files: Sequence[ManifestFile]) -> pa.Table:
+    """The ``manifests`` table of manifest-list entries (few rows: one per manifest)."""
+    schema = md.schema
+    summaries = []
+    for m in files:
+        spec = md.spec_by_id(m.partition_spec_id)
+        summaries.append(None if m.partitions is None else
+                         _summaries(spec, schema, m.partitions))
+
+    def counts(content: ManifestContent, name: str) -> pa.Array:
+        return pa.array([(getattr(m, name) or 0) if m.content == content else 0
+                         for m in files], pa.int32())
+
+    data, deletes = ManifestContent.DATA, ManifestContent.DELETES
+    return pa.table({
+        "content": pa.array([int(m.content) for m in files], pa.int32()),
+        "path": pa.array([m.manifest_path for m in files], pa.string()),
+        "length": pa.array([m.manifest_length for m in files], pa.int64()),
+        "partition_spec_id": pa.array([m.partition_spec_id for m in files], pa.int32()),
+        "added_snapshot_id": pa.array([m.added_snapshot_id for m in files], pa.int64()),
+        "added_data_files_count": counts(data, "added_files_count"),
+        "existing_data_files_count": counts(data, "existing_files_count"),
+        "deleted_data_files_count": counts(data, "deleted_files_count"),
+        "added_delete_files_count": counts(deletes, "added_files_count"),
+        "existing_delete_files_count": counts(deletes, "existing_files_count"),
+        "deleted_delete_files_count": counts(deletes, "deleted_files_count"),
+        "partition_summaries": pa.array(summaries, pa.list_(_SUMMARY_TYPE)),
+    })
 
 
 def _ancestor_ids(snapshots: Sequence[Snapshot], current: int | None) -> set[int]:
@@ -303,7 +463,7 @@ def _human(spec: PartitionSpec, i: int, schema: Schema, result_type: Any,
     if raw is None:
         return "null"  # as the reference implementation renders a missing bound
     if isinstance(result_type, UnknownType):
-        return None
+        return "null"  # no type to read the bound with: the reference shows "null"
     value = from_bytes(result_type, raw)
     field = spec.fields[i]
     source = schema.field_by_id(field.source_ids[0])
@@ -312,14 +472,55 @@ def _human(spec: PartitionSpec, i: int, schema: Schema, result_type: Any,
     return field.transform.to_human_string(source.field_type, value)
 
 
+# --------------------------------------------------------------------------- entries and files
+
+
+def _combined(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+    if isinstance(col, pa.ChunkedArray):
+        return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    return col
+
+
+def _live(raw: pa.Table) -> pa.Array:
+    """Entries that are not DELETED (spec: Manifests, ``status``)."""
+    return pc.not_equal(raw.column("status"), pa.scalar(int(EntryStatus.DELETED), pa.int32()))
+
+
+def _keep(raw: pa.Table, mask: pa.Array | pa.ChunkedArray) -> pa.Table:
+    """``raw`` filtered by ``mask`` (no copy when every row is kept)."""
+    if raw.num_rows == 0 or pc.all(mask).as_py():
+        return raw
+    return raw.filter(mask)
+
+
+def _union_partition_fields(md: TableMetadata) -> dict[int, NestedField]:
+    """The reference's ``Partitioning.partitionType``: the partition fields of every spec
+    whose source column is in the current schema, by field id, named as in the newest spec
+    that has them and typed as in the newest spec where they are not ``void`` (v1 tables keep
+    dropped fields as ``void``, typed like their source)."""
+    wanted: dict[int, NestedField] = {}
+    void_typed: set[int] = set()
+    for spec in sorted(md.partition_specs, key=lambda s: s.spec_id, reverse=True):
+        for pf, f in zip(spec.fields, spec.partition_type(md.schema).fields, strict=True):
+            if md.schema.field_by_id(pf.source_ids[0]) is None:
+                continue
+            old = wanted.get(f.field_id)
+            if old is None:
+                wanted[f.field_id] = f
+                if pf.transform.is_void:
+                    void_typed.add(f.field_id)
+            elif f.field_id in void_typed and not pf.transform.is_void:
+                wanted[f.field_id] = NestedField(f.field_id, old.name, f.field_type,
+                                                 required=False)
+                void_typed.discard(f.field_id)
+    return dict(sorted(wanted.items()))
+
+
 def _table_partition(md: TableMetadata, part: pa.Array | None,
                      n: int) -> pa.StructArray | None:
-    """``part`` widened to the fields of every spec of the table, by partition field id, named
-    as in the newest spec that has them (as the reference's ``Partitioning.partitionType``)."""
-    wanted: dict[int, NestedField] = {}
-    for spec in sorted(md.partition_specs, key=lambda s: s.spec_id):
-        for f in spec.partition_type(md.schema).fields:
-            wanted[f.field_id] = f
+    """``part`` widened to the union of every spec's partition fields, by partition field id
+    (None when the table has never been partitioned)."""
+    wanted = _union_partition_fields(md)
     if not wanted:
         return None
     own: dict[int, pa.Array] = {}
@@ -333,9 +534,15 @@ def _table_partition(md: TableMetadata, part: pa.Array | None,
     fields: list[pa.Field] = []
     for fid in sorted(wanted):
         f = wanted[fid]
+        target = to_arrow_type(f.field_type)
         child = own.get(fid)
-        if child is None:
-            child = pa.nulls(n, to_arrow_type(f.field_type))
+        if child is None or (child.type != target and child.null_count == len(child)):
+            child = pa.nulls(n, target)  # absent, or only nulls of a v1 void field
+        elif child.type != target:
+            # Manifests of several specs were unified to a wider type (a v1 void field is
+            # typed like its source): back to the partition type, when the values fit.
+            with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                child = child.cast(target)
         arrays.append(child)
         fields.append(pa.field(f.name, child.type, metadata={FIELD_ID_KEY: str(fid)}))
     return pa.StructArray.from_arrays(arrays, fields=fields)
@@ -343,8 +550,7 @@ def _table_partition(md: TableMetadata, part: pa.Array | None,
 
 def _data_file(md: TableMetadata, raw: pa.Table) -> pa.StructArray:
     """The entries' ``data_file`` structs in the reference layout, ``spec_id`` filled in."""
-    col = raw.column("data_file")
-    arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    arr = _combined(raw.column("data_file"))
     assert isinstance(arr, pa.StructArray)
     n = len(arr)
     have = {arr.type.field(i).name: i for i in range(arr.type.num_fields)}
@@ -353,7 +559,7 @@ def _data_file(md: TableMetadata, raw: pa.Table) -> pa.StructArray:
     fields: list[pa.Field] = []
     for name, t in _DATA_FILE_FIELDS:
         if name == "spec_id":
-            spec_ids = raw.column("partition_spec_id").combine_chunks().cast(pa.int32())
+            spec_ids = _combined(raw.column("partition_spec_id")).cast(pa.int32())
             arrays.append(spec_ids)
             fields.append(pa.field(name, pa.int32()))
             continue
@@ -370,3 +576,248 @@ def _data_file(md: TableMetadata, raw: pa.Table) -> pa.StructArray:
         arrays.append(child)
         fields.append(pa.field(name, child.type))
     return pa.StructArray.from_arrays(arrays, fields=fields)
+
+
+# --------------------------------------------------------------------------- partitions
+
+_MIN_TS = -(1 << 63)
+
+
+def _partitions_table(md: TableMetadata, raw: pa.Table) -> pa.Table:
+    """Live entries aggregated per union partition (vectorized group-by)."""
+    n = raw.num_rows
+    data_file = _combined(raw.column("data_file"))
+    assert isinstance(data_file, pa.StructArray)
+    ptype = data_file.type
+    pidx = ptype.get_field_index("partition")
+    part = _table_partition(md, data_file.field(pidx) if pidx >= 0 else None, n)
+    content = _combined(pc.struct_field(data_file, "content"))
+    records = _combined(pc.struct_field(data_file, "record_count")).cast(pa.int64())
+    if ptype.get_field_index("file_size_in_bytes") >= 0:
+        sizes = _combined(pc.struct_field(data_file, "file_size_in_bytes")).cast(pa.int64())
+    else:
+        sizes = pa.nulls(n, pa.int64())
+    zero = pa.scalar(0, pa.int64())
+
+    def of(kind: FileContent, values: pa.Array) -> pa.Array:
+        mask = pc.fill_null(pc.equal(content, pa.scalar(int(kind), pa.int32())), False)
+        return pc.if_else(mask, pc.fill_null(values, 0), zero)
+
+    ones = pa.array(np.ones(n, dtype=np.int64))
+    # Commit time of each entry's snapshot (null when expired from the metadata).
+    snaps = md.snapshots
+    at = pc.index_in(_combined(raw.column("snapshot_id")).cast(pa.int64()),
+                     value_set=pa.array([s.snapshot_id for s in snaps], pa.int64()))
+    ts = pa.array([_ts(s.timestamp_ms) for s in snaps], pa.int64()).take(at)
+    ts_sid = pc.if_else(pc.is_valid(ts), _combined(raw.column("snapshot_id")).cast(pa.int64()),
+                        pa.scalar(None, pa.int64()))
+    spec_ids = _combined(raw.column("partition_spec_id")).cast(pa.int32())
+    keys: list[str] = []
+    columns: dict[str, pa.Array] = {}
+    if part is None:
+        keys.append("_all")
+        columns["_all"] = pa.array(np.zeros(n, dtype=np.int8))
+    else:
+        # As the reference's partition comparator: the same values under specs with a
+        # different number of fields are different partitions.
+        specs = md.partition_specs
+        union = _union_partition_fields(md)
+        at_spec = pc.index_in(spec_ids, value_set=pa.array([s.spec_id for s in specs],
+                                                           pa.int32()))
+        counts = [sum(f.field_id in union for f in s.fields) for s in specs]
+        keys.append("_fields")
+        columns["_fields"] = pa.array(counts, pa.int32()).take(at_spec)
+        for i, child in enumerate(part.flatten()):
+            keys.append(f"_k{i}")
+            columns[f"_k{i}"] = child
+    columns.update({
+        "record_count": of(FileContent.DATA, records),
+        "file_count": of(FileContent.DATA, ones),
+        "total_data_file_size_in_bytes": of(FileContent.DATA, sizes),
+        "position_delete_record_count": of(FileContent.POSITION_DELETES, records),
+        "position_delete_file_count": of(FileContent.POSITION_DELETES, ones),
+        "equality_delete_record_count": of(FileContent.EQUALITY_DELETES, records),
+        "equality_delete_file_count": of(FileContent.EQUALITY_DELETES, ones),
+        "ts": ts, "ts_sid": ts_sid, "spec_id": spec_ids,
+        "_order": pc.fill_null(ts, pa.scalar(_MIN_TS, pa.int64())),
+    })
+    # The newest entry first: it gives last_updated_* and the partition's spec id.
+    table = pa.table(columns).sort_by([("_order", "descending"), ("spec_id", "descending")])
+    sums = ["record_count", "file_count", "total_data_file_size_in_bytes",
+            "position_delete_record_count", "position_delete_file_count",
+            "equality_delete_record_count", "equality_delete_file_count"]
+    grouped = table.group_by(keys, use_threads=False).aggregate(
+        [(c, "sum") for c in sums] + [("ts", "first"), ("ts_sid", "first"),
+                                      ("spec_id", "first")])
+    out: dict[str, pa.Array | pa.ChunkedArray] = {}
+    if part is not None:
+        fields = list(part.type)
+        arrays = [_combined(grouped.column(k)).cast(f.type)
+                  for k, f in zip(keys[1:], fields, strict=True)]
+        m = grouped.num_rows
+        out["partition"] = (pa.StructArray.from_arrays(arrays, fields=fields) if arrays
+                            else pa.StructArray.from_buffers(pa.struct([]), m, [None]))
+        out["spec_id"] = grouped.column("spec_id_first")
+    for c in sums:
+        t = pa.int32() if c.endswith("_file_count") or c == "file_count" else pa.int64()
+        out[c] = grouped.column(f"{c}_sum").cast(t)
+    out["last_updated_at"] = grouped.column("ts_first").cast(_TS)
+    out["last_updated_snapshot_id"] = grouped.column("ts_sid_first")
+    return pa.table(out)
+
+
+# --------------------------------------------------------------------------- position deletes
+
+
+def _position_deletes_table(io: FileIO, md: TableMetadata, raw: pa.Table) -> pa.Table:
+    """One row per position of the live position delete files / DVs in ``raw``."""
+    data_file = _combined(raw.column("data_file"))
+    assert isinstance(data_file, pa.StructArray)
+    n = len(data_file)
+    names = {data_file.type.field(i).name for i in range(data_file.type.num_fields)}
+
+    def column(name: str, t: pa.DataType) -> list[Any]:
+        if name not in names:
+            return [None] * n
+        values: list[Any] = _combined(pc.struct_field(data_file, name)).cast(t).to_pylist()
+        return values
+
+    files = [
+        _DeleteFile(path, fmt, count, offset, size, ref)
+        for path, fmt, count, offset, size, ref in zip(
+            column("file_path", pa.string()), column("file_format", pa.string()),
+            column("record_count", pa.int64()), column("content_offset", pa.int64()),
+            column("content_size_in_bytes", pa.int64()),
+            column("referenced_data_file", pa.string()), strict=True)
+    ]
+    row_schema = _row_schema(md.schema)
+    row_type = pa.struct(list(to_arrow_schema(row_schema)))
+    if len(files) > 1:
+        with ThreadPoolExecutor(max_workers=min(DEFAULT_MAX_WORKERS, len(files))) as pool:
+            pieces = list(pool.map(lambda f: _read_positions(io, f, row_schema, row_type),
+                                   files))
+    else:
+        pieces = [_read_positions(io, f, row_schema, row_type) for f in files]
+    counts = np.array([len(p[1]) for p in pieces], dtype=np.int64)
+    owner = pa.array(np.repeat(np.arange(n, dtype=np.int64), counts))
+    out: dict[str, pa.Array | pa.ChunkedArray] = {
+        "file_path": pa.chunked_array([p[0] for p in pieces], pa.string()),
+        "pos": pa.chunked_array([p[1] for p in pieces], pa.int64()),
+        "row": pa.chunked_array([p[2] for p in pieces], row_type),
+    }
+    pidx = data_file.type.get_field_index("partition")
+    part = _table_partition(md, data_file.field(pidx) if pidx >= 0 else None, n)
+    if part is not None:
+        out["partition"] = part.take(owner)
+    out["spec_id"] = _combined(raw.column("partition_spec_id")).cast(pa.int32()).take(owner)
+    out["delete_file_path"] = pa.array([f.path for f in files], pa.string()).take(owner)
+    if md.format_version >= 3:
+        is_dv = [f.is_dv for f in files]
+        out["content_offset"] = pa.array(
+            [f.offset if dv else None for f, dv in zip(files, is_dv, strict=True)],
+            pa.int64()).take(owner)
+        out["content_size_in_bytes"] = pa.array(
+            [f.size if dv else None for f, dv in zip(files, is_dv, strict=True)],
+            pa.int64()).take(owner)
+    return pa.table(out)
+
+
+def _row_schema(schema: Schema) -> Schema:
+    """The current schema's columns that have an Arrow type (the ``row`` column's struct)."""
+    kept = []
+    for f in schema.fields:
+        try:
+            to_arrow_type(f.field_type)
+        except UnsupportedFeature:
+            continue  # e.g. variant: left out of ``row``
+        kept.append(f)
+    return schema if len(kept) == len(schema.fields) else Schema(*kept,
+                                                                   schema_id=schema.schema_id)
+
+
+class _DeleteFile:
+    """What reading one position delete file needs (one object per delete file)."""
+
+    __slots__ = ("count", "format", "offset", "path", "referenced", "size")
+
+    def __init__(self, path: str, fmt: str | None, count: int | None, offset: int | None,
+                 size: int | None, referenced: str | None) -> None:
+        self.path = path
+        self.format = FileFormat.parse(fmt or "parquet")
+        self.count = count
+        self.offset = offset
+        self.size = size
+        self.referenced = referenced
+
+    @property
+    def is_dv(self) -> bool:
+        return self.format == FileFormat.PUFFIN
+
+
+def _read_positions(io: FileIO, f: _DeleteFile, row_schema: Schema, row_type: pa.StructType
+                    ) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """(file_path, pos, row) of every position a delete file or deletion vector deletes."""
+    if f.is_dv:
+        if f.offset is None or f.size is None or f.referenced is None:
+            raise CorruptFile("a deletion vector entry needs content_offset, "
+                              "content_size_in_bytes and referenced_data_file",
+                              file=f.path, field="content_offset", value=f.offset)
+        dv = read_deletion_vector(io.new_input(f.path), f.offset, f.size, cardinality=f.count,
+                                  file=f.path)
+        positions = pa.array(dv.to_numpy(), pa.int64())
+        m = len(positions)
+        return (pa.array(np.full(m, f.referenced, dtype=object), pa.string()), positions,
+                pa.nulls(m, row_type))
+    table = _read_delete_file(io, f)
+    by_id: dict[int, int] = {}
+    for i, field in enumerate(table.schema):
+        fid = arrow_field_id(field)
+        if fid is not None:
+            by_id[fid] = i
+    by_name = {name: i for i, name in enumerate(table.column_names)}
+
+    def find(fid: int, name: str) -> int | None:
+        return by_id.get(fid, by_name.get(name))
+
+    path_i, pos_i = find(_DELETE_FILE_PATH_ID, "file_path"), find(_DELETE_POS_ID, "pos")
+    if path_i is None or pos_i is None:
+        raise CorruptFile("a position delete file needs file_path and pos columns",
+                          file=f.path, field="file_path")
+    paths = _combined(table.column(path_i)).cast(pa.string())
+    positions = _combined(table.column(pos_i)).cast(pa.int64())
+    row_i = find(_DELETE_ROW_ID, "row")
+    rows = pa.nulls(table.num_rows, row_type)
+    if row_i is not None:
+        rows = _project_rows(_combined(table.column(row_i)), row_schema, row_type, f.path)
+    return paths, positions, rows
+
+
+def _read_delete_file(io: FileIO, f: _DeleteFile) -> pa.Table:
+    """A position delete file's rows (Parquet, ORC or Avro), with field ids where it has them."""
+    try:
+        if f.format == FileFormat.AVRO:
+            return read_avro_file(io.new_input(f.path))
+        if f.format == FileFormat.ORC:
+            return read_orc_file(io.new_input(f.path))
+        if f.format == FileFormat.PARQUET:
+            with io.new_input(f.path).open() as stream:
+                return pq.ParquetFile(stream).read()
+    except (pa.ArrowInvalid, OSError) as e:
+        if isinstance(e, IcebergError):
+            raise
+        raise CorruptFile(f"cannot read position delete file: {e}", file=f.path) from None
+    raise UnsupportedFeature(f"reading {f.format.value} position delete files is not supported",
+                             file=f.path, field="file_format", value=f.format.value)
+
+
+def _project_rows(rows: pa.Array, schema: Schema, row_type: pa.StructType,
+                  path: str) -> pa.Array:
+    """A delete file's ``row`` structs projected by field id to the table's current schema."""
+    if not isinstance(rows, pa.StructArray) or not any(
+            arrow_field_id(rows.type.field(i)) is not None for i in range(rows.type.num_fields)):
+        return pa.nulls(len(rows), row_type)  # no ids to project by
+    children = pa.Table.from_arrays(rows.flatten(), schema=pa.schema(list(rows.type)))
+    projected = project_table(children, schema, file=path)
+    mask = rows.is_null() if rows.null_count else None
+    arrays = [_combined(c) for c in projected.columns]
+    return pa.StructArray.from_arrays(arrays, fields=list(row_type), mask=mask)
