@@ -11,6 +11,7 @@ The catalog layer returns metadata plus the FileIO to read it with (:class:`Load
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -61,6 +62,17 @@ def to_identifier(identifier: NamespaceLike) -> Identifier:
         raise ValidationError("an identifier needs at least a name", field="identifier",
                               value=identifier)
     return levels
+
+
+def warehouse_location(warehouse: str | os.PathLike[str]) -> str:
+    """A warehouse location as catalogs keep it: local paths absolute, no trailing slash."""
+    location = os.fspath(warehouse)
+    if not isinstance(location, str) or not location:
+        raise ValidationError("a warehouse location must be a non-empty string",
+                              field="warehouse", value=warehouse)
+    if "://" not in location and not location.startswith("file:"):
+        location = os.path.abspath(location)
+    return location.rstrip("/") or "/"
 
 
 def identifier_to_string(identifier: Sequence[str]) -> str:

@@ -25,6 +25,7 @@ from icenb.catalog.base import (
     identifier_to_string,
     to_identifier,
     to_namespace,
+    warehouse_location,
 )
 from icenb.errors import NoSuchNamespace, NoSuchTable, NoSuchView, NotFound, ValidationError
 from icenb.io.file_io import FileIO, join_location
@@ -53,13 +54,7 @@ class FilesystemCatalog(Catalog):
         if io is not None and properties is not None:
             raise ValidationError("give io or properties, not both", field="properties")
         super().__init__(name, io if io is not None else FileIO(properties))
-        location = os.fspath(warehouse)
-        if not isinstance(location, str) or not location:
-            raise ValidationError("a warehouse location must be a non-empty string",
-                                  field="warehouse", value=warehouse)
-        if "://" not in location and not location.startswith("file:"):
-            location = os.path.abspath(location)
-        self._warehouse = location.rstrip("/") or "/"
+        self._warehouse = warehouse_location(warehouse)
 
     @property
     def warehouse(self) -> str:

@@ -35,6 +35,7 @@ from icenb.catalog.base import (
     identifier_to_string,
     to_identifier,
     to_namespace,
+    warehouse_location,
 )
 from icenb.errors import (
     CorruptFile,
@@ -145,10 +146,7 @@ class SqlCatalog(Catalog):
         self._path = sqlite_path(uri)
         self._warehouse: str | None = None
         if warehouse is not None:
-            text = os.fspath(warehouse)
-            if "://" not in text and not text.startswith("file:"):
-                text = os.path.abspath(text)
-            self._warehouse = text.rstrip("/") or "/"
+            self._warehouse = warehouse_location(warehouse)
 
     @property
     def database(self) -> str:
