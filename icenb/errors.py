@@ -16,6 +16,7 @@ __all__ = [
     "ExpressionParseError",
     "FileIOError",
     "IcebergError",
+    "IcebergWarning",
     "InvalidMetadata",
     "NoSuchNamespace",
     "NoSuchSnapshot",
@@ -139,3 +140,7 @@ class CommitConflict(IcebergError):
 
 class CommitStateUnknown(IcebergError):
     """A commit may or may not have succeeded (e.g. the catalog did not answer)."""
+
+
+class IcebergWarning(UserWarning):
+    """Something works but is probably not what was meant (e.g. a moved table)."""

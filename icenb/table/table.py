@@ -8,11 +8,12 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from datetime import datetime, timezone
 
 from icenb.catalog import Catalog, Identifier, NamespaceLike, open_catalog
-from icenb.errors import NoSuchSnapshot, ValidationError
+from icenb.errors import IcebergError, IcebergWarning, NoSuchSnapshot, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.metadata_files import load_table_metadata
 from icenb.spec.expressions import Expression
@@ -269,23 +270,59 @@ def open_table(location: str | os.PathLike[str], *, io: FileIO | None = None,
     metadata = load_table_metadata(location, io)
     if relocate:
         io = _relocated_io(io, metadata)
+    else:
+        _warn_if_moved(io, metadata)
     return Table(metadata, io, opened_from=location)
+
+
+def _table_dir(metadata: TableMetadata) -> str | None:
+    """The table directory the metadata file was read from (its ``metadata/`` parent)."""
+    source = metadata.source_file
+    if source is None:
+        return None
+    here = source.rstrip("/").rsplit("/", 1)[0]
+    if here.rsplit("/", 1)[-1] == "metadata":
+        here = here.rsplit("/", 1)[0]
+    return here
+
+
+def _same_location(a: str, b: str) -> bool:
+    def plain(x: str) -> str:
+        x = x.removeprefix("file://") if x.startswith("file:///") else x.removeprefix("file:")
+        return os.path.normpath(x) if "://" not in x else x.rstrip("/")
+    return plain(a) == plain(b)
 
 
 def _relocated_io(io: FileIO, metadata: TableMetadata) -> FileIO:
     """A FileIO reading the table's recorded location from where its metadata file is now."""
-    source = metadata.source_file
-    if source is None:
+    here = _table_dir(metadata)
+    if here is None:
         raise ValidationError("relocate needs a table opened from a file",
                               field="relocate", value=True)
-    here = source.rstrip("/").rsplit("/", 1)[0]
-    if here.rsplit("/", 1)[-1] == "metadata":
-        here = here.rsplit("/", 1)[0]
     recorded = metadata.location.rstrip("/")
-    if io.relocate(recorded) == here:
+    if _same_location(io.relocate(recorded), here):
         return io
     return FileIO(io.properties, filesystems=io.filesystems,
                   relocations={**io.relocations, recorded: here})
+
+
+def _warn_if_moved(io: FileIO, metadata: TableMetadata) -> None:
+    """Warn when the table was found away from its recorded location and that is gone: its
+    files would be looked for where it was written (one existence check)."""
+    here = _table_dir(metadata)
+    recorded = io.relocate(metadata.location.rstrip("/"))
+    if here is None or _same_location(recorded, here):
+        return
+    try:
+        gone = not io.exists(recorded)
+    except IcebergError:
+        return
+    if gone:
+        warnings.warn(IcebergWarning(
+            f"this table was written at {recorded} (its recorded location), which does not "
+            f"exist; its metadata was found under {here}. Its files are listed by their "
+            "original paths: open it with relocate=True to read them from where it is now."),
+            stacklevel=3)
 
 
 def load_table(catalog: Catalog | str | os.PathLike[str], identifier: NamespaceLike) -> Table:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import pickle
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
 
 import icenb
-from icenb.errors import NotFound
+from icenb.errors import IcebergWarning, NotFound
 from icenb.io.file_io import FileIO
 from tests.reference_fixtures import JavaTables
 
@@ -70,3 +71,16 @@ def test_relocations_map_longest_prefix_and_survive_pickling() -> None:
     assert io.relocate("s3://b/t/data/f.parquet") == "/local/t/data/f.parquet"
     again = pickle.loads(pickle.dumps(io))
     assert again.relocate("/old/deeper/y") == "/elsewhere/y"
+
+
+def test_opening_a_moved_table_without_relocate_warns(copied: tuple[Path, Path],
+                                                      tmp_path: Path) -> None:
+    src, dst = copied
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        icenb.open(dst)  # the recorded location still exists: nothing to warn about
+        icenb.open(dst, relocate=True)
+    # As on another machine: the recorded location does not exist there.
+    elsewhere = FileIO(relocations={str(src): str(tmp_path / "nowhere")})
+    with pytest.warns(IcebergWarning, match="relocate=True"):
+        icenb.open(dst, io=elsewhere)
