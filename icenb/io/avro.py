@@ -48,6 +48,7 @@ import json
 import lzma
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -240,7 +241,24 @@ def _blocks(name: str, data: bytes, sync: bytes, i: int, codec: str) -> list[tup
 # --------------------------------------------------------------------------- lockstep decoding
 
 _SHIFTS = [np.uint64(7 * k) for k in range(1, 10)]  # of the 2nd..10th byte of a varint
+_ONE, _ZERO = np.uint64(1), np.uint64(0)
+_HIGH_BITS = np.uint64(0x8080808080808080)
+_LOW_BITS = np.uint64(0x7F7F7F7F7F7F7F7F)
+# Packing the 7-bit groups of a little-endian word: pairs of bytes, of 16-bit and of 32-bit
+# halves (keep the low part, move the high part down by 1, 2, 4 bits).
+_PACK = [(np.uint64(0x007F007F007F007F), np.uint64(0x3F803F803F803F80), np.uint64(1)),
+         (np.uint64(0x00003FFF00003FFF), np.uint64(0x0FFFC0000FFFC000), np.uint64(2)),
+         (np.uint64(0x000000000FFFFFFF), np.uint64(0x00FFFFFFF0000000), np.uint64(4))]
 _ZIGZAG_1 = np.array([(b >> 1) ^ -(b & 1) for b in range(128)] + [0] * 128, np.int64)
+
+
+def _byte_width(low: npt.NDArray[np.uint64], mask: npt.NDArray[np.uint64]) -> IntArray:
+    """Bytes of each varint: ``mask`` has its bytes' bits set, ``low`` its last byte's bit 7."""
+    if hasattr(np, "bitwise_count"):  # numpy >= 2
+        width: IntArray = (np.bitwise_count(mask) >> 3).astype(np.int64)
+        return width
+    exact: IntArray = (np.log2(low.astype(np.float64)).astype(np.int64) >> 3) + 1
+    return exact
 
 
 class _Lanes:
@@ -249,6 +267,9 @@ class _Lanes:
     def __init__(self, buf: ByteArray, pos: IntArray) -> None:
         self.buf = np.concatenate([buf, np.zeros(16, np.uint8)])  # reads just past the end
         self.pos = pos
+        # the 8 bytes at every offset as a little-endian word (an unaligned, overlapping view)
+        self.words: npt.NDArray[np.uint64] = np.ndarray(
+            shape=(len(self.buf) - 7,), dtype="<u8", buffer=self.buf, strides=(1,))
 
     def varint(self, sel: Sel) -> IntArray:
         """Zigzag varint at each selected lane, as int64; advances those lanes."""
@@ -258,6 +279,22 @@ class _Lanes:
             self.pos[sel] = p + 1
             one: IntArray = _ZIGZAG_1[b]
             return one
+        # up to 8 bytes: from one word per lane, with a fixed number of numpy calls
+        w = self.words[p]
+        stop = ~w & _HIGH_BITS  # the high bit of each byte that ends a varint
+        if stop.min():
+            low = stop & (~stop + _ONE)  # the first ending byte's high bit
+            mask = (low << _ONE) - _ONE  # the varint's bytes (wraps to all for 8 bytes)
+            width = _byte_width(low, mask)
+            x = w & mask & _LOW_BITS
+            longest = int(width.max())
+            for k, (keep, moved, shift) in enumerate(_PACK):
+                if longest <= 1 << k:
+                    break
+                x = (x & keep) | ((x >> shift) & moved)
+            self.pos[sel] = p + width
+            packed: IntArray = ((x >> _ONE) ^ (_ZERO - (x & _ONE))).view(np.int64)
+            return packed
         # byte by byte over all lanes; lanes whose varint has ended are masked out
         v = (b & 0x7F).astype(np.uint64)
         more = b >= 0x80
@@ -281,6 +318,11 @@ class _Lanes:
         b = self.buf[p]
         if b.size == 0 or b.max() < 0x80:
             self.pos[sel] = p + 1
+            return
+        stop = ~self.words[p] & _HIGH_BITS
+        if stop.min():  # every varint ends within 8 bytes
+            low = stop & (~stop + _ONE)
+            self.pos[sel] = p + _byte_width(low, (low << _ONE) - _ONE)
             return
         more = b >= 0x80
         q = p + 1
@@ -498,9 +540,99 @@ class _Bytes(_Node):
         starts = np.zeros(n, np.int64)
         lens[dest] = lens_v
         starts[dest] = starts_v
+        total = int(lens_v.sum())
+        present: BoolArray | None = None
+        if len(lens_v) != n:
+            present = np.zeros(n, np.bool_)
+            present[dest] = True
+        taken = self._interleaved(ln, n, lens, starts, present, valid) if n else None
+        if taken is not None:
+            return taken
+        # long values (paths): views + a C++ copy; short ones (bounds): a numpy gather
+        if total < 2**31 and len(ln.buf) < 2**31 and total > 16 * len(lens_v):
+            return self._viewed(ln, n, lens, starts, valid)
+        return self._gathered(ln, n, lens, starts, total, valid)
+
+    def _interleaved(self, ln: _Lanes, n: int, lens: IntArray, starts: IntArray,
+                     present: BoolArray | None, valid: BoolArray | None) -> pa.Array | None:
+        """Values are laid out in the buffer in output order (rows in file order, items in
+        record order), so one binary array over the whole buffer, whose elements alternate
+        value / gap between values, holds them all; Arrow's take (C++) keeps the values.
+        None when the layout is not monotonic (then the values are gathered)."""
+        ends = starts + lens
+        if present is not None:  # a row without a value: an empty value where the last ended
+            reached = np.maximum.accumulate(np.where(present, ends, 0))
+            starts = np.where(present, starts, reached)
+            ends = np.where(present, ends, reached)
+        offsets = np.empty(2 * n + 1, np.int64)
+        offsets[0:2 * n:2] = starts
+        offsets[1:2 * n:2] = ends
+        offsets[2 * n] = ends[-1]
+        if (np.diff(offsets) < 0).any():
+            return None
+        big = int(offsets[-1]) >= 2**31
+        both = pa.Array.from_buffers(
+            pa.large_binary() if big else pa.binary(), 2 * n,
+            [None, pa.py_buffer(offsets if big else offsets.astype(np.int32)),
+             pa.py_buffer(ln.buf)])
+        values = both.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int64)))
+        if big:
+            values = values.cast(pa.binary()) if int(lens.sum()) < 2**31 else values
+        if valid is not None:
+            values = pa.Array.from_buffers(values.type, n, [_bitmap(valid),
+                                                            *values.buffers()[1:]])
+        if self.type != pa.string():
+            return values
+        out = values.view(pa.large_string() if values.type == pa.large_binary()
+                          else pa.string())
+        try:
+            out.validate(full=True)
+        except pa.ArrowInvalid as e:
+            raise _Corrupt(f"string is not valid UTF-8: {e}") from None
+        return out
+
+    def _viewed(self, ln: _Lanes, n: int, lens: IntArray, starts: IntArray,
+                valid: BoolArray | None) -> pa.Array:
+        """Arrow binary views into the lanes' buffer, then one cast (a copy in C++) to the
+        compact binary array; strings are then checked to be UTF-8."""
+        views = np.zeros((n, 16), np.uint8)
+        words = views.view("<i4")  # (n, 4): length, prefix / inline bytes, buffer, offset
+        words[:, 0] = lens
+        inline = lens <= 12
+        width = min(12, int(lens.max()))
+        if width:
+            rows = np.flatnonzero(inline) if not inline.all() else None
+            s_in = starts if rows is None else starts[rows]
+            l_in = lens if rows is None else lens[rows]
+            grid = np.arange(width, dtype=np.int64)
+            chunk = ln.buf[s_in[:, None] + grid]  # reads past a value stay inside buf (+16)
+            chunk[grid[None, :] >= l_in[:, None]] = 0
+            if rows is None:
+                views[:, 4:4 + width] = chunk
+            else:
+                views[rows, 4:4 + width] = chunk
+        if not inline.all():
+            rows = np.flatnonzero(~inline)
+            views[rows, 4:8] = ln.buf[starts[rows, None] + np.arange(4)]
+            words[rows, 2] = 0
+            words[rows, 3] = starts[rows]
+        arr = pa.Array.from_buffers(pa.binary_view(), n, [_bitmap(valid), pa.py_buffer(views),
+                                                   pa.py_buffer(ln.buf)])
+        out = arr.cast(pa.binary()) if self.type == pa.string() else arr.cast(self.type)
+        if self.type != pa.string():
+            return out
+        out = out.view(pa.string())
+        try:
+            out.validate(full=True)  # the cast does not check UTF-8
+        except pa.ArrowInvalid as e:
+            raise _Corrupt(f"string is not valid UTF-8: {e}") from None
+        return out
+
+    def _gathered(self, ln: _Lanes, n: int, lens: IntArray, starts: IntArray, total: int,
+                  valid: BoolArray | None) -> pa.Array:
+        """The values gathered byte by byte (for more than 2 GiB of data)."""
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(lens, out=offsets[1:])
-        total = int(offsets[-1])
         itype = np.int32 if len(ln.buf) < 2**31 and total < 2**31 else np.int64
         idx = np.repeat((starts - offsets[:-1]).astype(itype), lens)
         idx += np.arange(total, dtype=itype)
@@ -531,10 +663,13 @@ class _Optional(_Node):
         self.null_slots: list[IntArray] = []
 
     def read(self, ln: _Lanes, sel: Sel, slots: IntArray) -> None:
-        branch = ln.varint(sel)
-        if branch.size and branch.view(np.uint64).max() > 1:
+        # the branch index is 0 or 1: one byte, 0x00 or 0x02 (zigzag)
+        p = ln.pos[sel]
+        raw = ln.buf[p]
+        ln.pos[sel] = p + 1
+        if raw.size and (raw | 2).max() != 2:
             raise _Corrupt("union branch index out of range")
-        present = branch != self.null_index
+        present = raw != (2 * self.null_index)
         if present.all():
             self.child.read(ln, sel, slots)
             return
@@ -596,6 +731,10 @@ class _Array(_Node):
             top = int(count.max()) if count.size else 0
             if top > self.max_items[0]:
                 raise _Corrupt(f"array/map block count {top} exceeds the data size")
+            if top and int(count.min()) == top:  # every lane has `top` items (stats maps)
+                self._read_uniform(ln, sel, slots, base, top)
+                base = base + top
+                continue
             for k in range(top):
                 have = count > k
                 if have.all():
@@ -616,6 +755,21 @@ class _Array(_Node):
             sel = _take(sel, more)
             slots = slots[more]
             base = (base + count)[more]
+
+    def _read_uniform(self, ln: _Lanes, sel: Sel, slots: IntArray, base: IntArray,
+                      count: int) -> None:
+        """``count`` items in every selected lane: the bookkeeping is done once for all."""
+        m = len(slots)
+        if not self.keep:
+            for _ in range(count):
+                self.item.read(ln, sel, slots)
+            return
+        ids = np.arange(self.next_id, self.next_id + m * count, dtype=np.int64)
+        self.next_id += m * count
+        self.parents.append(np.tile(slots, count))
+        self.elems.append((base[None, :] + np.arange(count, dtype=np.int64)[:, None]).ravel())
+        for k in range(count):
+            self.item.read(ln, sel, ids[k * m:(k + 1) * m])
 
     def build(self, n: int, pmap: IntArray | None, valid: BoolArray | None) -> pa.Array:
         parent_pos = _positions(self.parents, pmap)
@@ -946,15 +1100,21 @@ def _decode_group(group: list[_Parsed], keep: Keep) -> list[pa.Table]:
 
 
 def read_avro_tables(files: Sequence[tuple[str, bytes]], *,
-                     columns: Sequence[str] | None = None) -> list[pa.Table]:
+                     columns: Sequence[str] | None = None, threads: int = 1) -> list[pa.Table]:
     """Decode many container files at once (batched lockstep); one Arrow table per file.
 
     ``columns`` projects dotted field paths (``"status"``, ``"data_file.partition"``,
     ``"partitions.contains_null"``): selected fields keep all their children, the structs on the
     way keep only what was selected, and the rest is skipped without building Arrow data. Paths a
     file's schema lacks are ignored (manifests of older format versions lack newer fields).
+    ``threads`` > 1 decompresses the files' blocks in that many threads (the codecs release
+    the GIL); the lockstep decoding itself is one thread.
     """
-    parsed = [_parse(name, data) for name, data in files]
+    if threads > 1 and len(files) > 1:
+        with ThreadPoolExecutor(max_workers=min(threads, len(files))) as pool:
+            parsed = list(pool.map(lambda f: _parse(f[0], f[1]), files))
+    else:
+        parsed = [_parse(name, data) for name, data in files]
     keep = _keep_for(columns)
     groups: dict[bytes, list[int]] = {}
     for i, p in enumerate(parsed):
@@ -967,8 +1127,53 @@ def read_avro_tables(files: Sequence[tuple[str, bytes]], *,
     return [t for t in out if t is not None]
 
 
+#: Below this many blocks (lanes) in a group, files of a plain schema are decoded record by
+#: record with fastavro: lockstep costs numpy calls per record *step*, so a file of one block
+#: with 1,000 records (a manifest list of 1,000 manifests) is cheaper row-wise.
+ROWWISE_MAX_LANES = 8
+
+
+def _rowwise(group: list[_Parsed], keep: Keep) -> list[pa.Table] | None:
+    """The group decoded with fastavro when that is cheaper and exact, else None.
+
+    Only schemas without logical types or Avro maps (a manifest list's): fastavro's values
+    then convert to exactly the Arrow types of the lockstep decoder. Anything fastavro rejects
+    goes to the lockstep decoder, which names what is wrong.
+    """
+    lanes = sum(len(f.blocks) for f in group)
+    records = sum(c for f in group for c, _ in f.blocks)
+    text = group[0].schema_text
+    if lanes >= ROWWISE_MAX_LANES or records <= 4 * lanes or b"logicalType" in text \
+            or b'"map"' in text:
+        return None
+    import io
+
+    import fastavro
+
+    try:
+        schema = json.loads(text)
+        arrow = pa.schema(_compile_root(group[0].name, schema, keep, [], [0]).arrow_fields)
+        parsed = fastavro.parse_schema(schema)
+        read = fastavro.schemaless_reader
+        out = []
+        for f in group:
+            rows: list[Any] = []
+            for count, payload in f.blocks:
+                stream = io.BytesIO(payload)
+                rows.extend(read(stream, parsed, None) for _ in range(count))
+                if stream.tell() != len(payload):  # records must fill the block exactly
+                    return None
+            out.append(pa.Table.from_pylist(rows, schema=arrow))
+        return out
+    except Exception:  # malformed: let the lockstep decoder say what is wrong
+        return None
+
+
 def _decode_group_blaming(group: list[_Parsed], keep: Keep) -> list[pa.Table]:
     """Decode a group; on malformed data, find and name the file at fault."""
+    rowwise = _rowwise(group, keep)
+    if rowwise is not None:
+        return rowwise
     try:
         return _decode_group(group, keep)
     except (_Corrupt, IndexError, ValueError, OverflowError, pa.ArrowException) as e:

@@ -9,12 +9,14 @@ Appendix E (reading v1 metadata).
   ``manifests`` list of paths. For the latter, as the reference implementation does, each entry
   gets the file's length, spec id 0 (the manifest header's ``partition-spec-id`` is what decides
   when entries are read), sequence numbers 0 and the snapshot's id as ``added_snapshot_id``.
-* :func:`read_manifest_entries`: many manifests' bytes read in parallel (threads: I/O releases
-  the GIL), decoded in one :func:`~icenb.io.avro.read_avro_tables` batch, inheritance applied per
-  manifest, concatenated into one table.
-* :class:`ManifestCache`: decoded manifests by (path, length, projection); manifests are
-  immutable, so a warm read opens no manifest. Inheritance is re-applied on every read because
-  it depends on the manifest-list entry (e.g. ``first_row_id`` after a v3 upgrade).
+* :func:`read_manifest_entries`: many manifests' bytes read and decompressed in parallel
+  (threads: I/O and zlib release the GIL), decoded in one
+  :func:`~icenb.io.avro.read_avro_tables` batch, inheritance applied per manifest,
+  concatenated into one table (a chunk per manifest).
+* :class:`ManifestCache`: decoded manifests (inheritance applied) by (path, length,
+  projection, and the manifest-list values inheritance depends on, e.g. ``first_row_id`` after
+  a v3 upgrade), and decoded manifest lists by path. Both files are immutable, so a warm read
+  opens and decodes nothing.
 
 Partition structs differ between specs. The concatenated ``data_file.partition`` column is the
 union of all partition fields, matched by partition field id (the Arrow field metadata
@@ -31,7 +33,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,7 +65,7 @@ __all__ = [
     "read_manifest_list_table",
 ]
 
-#: Threads reading manifest bytes at once (I/O bound; decoding is one batch afterwards).
+#: Threads reading (and then decompressing) manifests at once; decoding is one batch after.
 DEFAULT_MAX_WORKERS = 8
 
 # Columns inheritance needs, added to any projection.
@@ -77,16 +79,28 @@ _EXTRA_COLUMNS = ("manifest_path", "partition_spec_id", "manifest_content")
 # --------------------------------------------------------------------------- manifest lists
 
 
-def read_manifest_list_table(io: FileIO, snapshot: Snapshot, format_version: int) -> pa.Table:
+def read_manifest_list_table(io: FileIO, snapshot: Snapshot, format_version: int, *,
+                             cache: ManifestCache | None = None) -> pa.Table:
     """A snapshot's manifest list as an Arrow table (one row per manifest, Avro field names),
-    with Appendix E defaults (``content``, sequence numbers 0 in v1 lists)."""
+    with Appendix E defaults (``content``, sequence numbers 0 in v1 lists).
+
+    With a ``cache``, the decoded list is kept by path (a manifest list is immutable) and a
+    warm read opens no file.
+    """
     if snapshot.manifest_list is None:
         files = read_manifest_list(io, snapshot, format_version)
         return _manifest_files_table(files)
     location = snapshot.manifest_list
+    key: CacheKey = (_LIST_TAG, location)
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            return hit.table
     data = io.new_input(location).read()
-    table = read_avro_tables([(location, data)])[0]
-    return apply_manifest_list_defaults(table)
+    table = apply_manifest_list_defaults(read_avro_tables([(location, data)])[0])
+    if cache is not None:
+        cache.put(key, DecodedManifest(table, None, None))
+    return table
 
 
 def read_manifest_list(io: FileIO, snapshot: Snapshot, format_version: int) -> list[ManifestFile]:
@@ -131,18 +145,23 @@ def _manifest_files_table(files: Sequence[ManifestFile]) -> pa.Table:
 
 @dataclass(frozen=True)
 class DecodedManifest:
-    """A manifest decoded as written (before inheritance), with what its header says."""
+    """A cached decoded file: a manifest's entry table (inherited values filled in, manifest
+    columns appended) with what its header says, or a manifest list's table (header None)."""
 
     table: pa.Table
     partition_spec_id: int | None
     format_version: int | None
 
 
-CacheKey = tuple[str, int, tuple[str, ...] | None]
+#: A cache key: (path, length, projection, ...) for manifests (the rest is what inheritance
+#: depends on), (``"<manifest-list>"``, path) for manifest lists.
+CacheKey = tuple[Any, ...]
+_LIST_TAG = "<manifest-list>"
 
 
 class ManifestCache:
-    """LRU cache of decoded manifests by (path, length, projection); thread-safe.
+    """LRU cache of decoded manifests by (path, length, projection, inherited values) and of
+    decoded manifest lists by path; thread-safe.
 
     Bounded by ``max_bytes`` of Arrow buffers and ``max_entries``; the least recently used
     manifests are dropped first. ``hits`` / ``misses`` count lookups.
@@ -231,30 +250,54 @@ def _read_all(io: FileIO, manifests: Sequence[ManifestFile], max_workers: int
         return list(pool.map(read, manifests))
 
 
+def _entries_key(m: ManifestFile, columns: tuple[str, ...] | None) -> CacheKey:
+    """What a manifest's entry table depends on: the file and projection, and the manifest-list
+    values inheritance and the added columns use."""
+    return (m.manifest_path, m.manifest_length, columns, m.added_snapshot_id, m.sequence_number,
+            m.first_row_id, m.partition_spec_id, int(m.content))
+
+
+def _entries_table(m: ManifestFile, table: pa.Table, spec_id: int | None,
+                   version: int | None) -> pa.Table:
+    """One decoded manifest with inherited values and the manifest columns appended."""
+    # A manifest without format-version in its header was written by a v1 writer.
+    t = apply_inheritance(table, m, 1 if version is None else version)
+    n = t.num_rows
+    sid = spec_id if spec_id is not None else m.partition_spec_id
+    return t.append_column("manifest_path", pa.repeat(pa.scalar(m.manifest_path), n)) \
+        .append_column("partition_spec_id", pa.repeat(pa.scalar(sid, pa.int32()), n)) \
+        .append_column("manifest_content", pa.repeat(pa.scalar(int(m.content), pa.int32()), n))
+
+
 def _decode(io: FileIO, manifests: Sequence[ManifestFile], columns: tuple[str, ...] | None,
-            cache: ManifestCache | None, max_workers: int) -> list[DecodedManifest]:
-    """Each manifest decoded (from the cache when there), the missing ones in one batch."""
-    keys: list[CacheKey] = [(m.manifest_path, m.manifest_length, columns) for m in manifests]
-    out: list[DecodedManifest | None] = [
-        cache.get(k) if cache is not None else None for k in keys]
+            cache: ManifestCache | None, max_workers: int) -> list[pa.Table]:
+    """Each manifest's entry table (from the cache when there), the missing ones decoded in
+    one batch; a manifest listed twice is read once."""
+    keys = [_entries_key(m, columns) for m in manifests]
+    out: list[pa.Table | None] = []
+    for k in keys:
+        hit = cache.get(k) if cache is not None else None
+        out.append(None if hit is None else hit.table)
     missing: dict[CacheKey, list[int]] = {}
-    for i, d in enumerate(out):
-        if d is None:
+    for i, t in enumerate(out):
+        if t is None:
             missing.setdefault(keys[i], []).append(i)
     if missing:
         todo = [manifests[idx[0]] for idx in missing.values()]
         blobs = _read_all(io, todo, max_workers)
         named = [(m.manifest_path, b) for m, b in zip(todo, blobs, strict=True)]
-        tables = read_avro_tables(named, columns=columns)
-        for (key, idx), (name, blob), table in zip(missing.items(), named, tables, strict=True):
+        tables = read_avro_tables(named, columns=columns, threads=max_workers)
+        for (key, idx), m, (name, blob), table in zip(missing.items(), todo, named, tables,
+                                                      strict=True):
             meta = avro_file_metadata(name, blob)
-            decoded = DecodedManifest(table, _header_int(meta, PARTITION_SPEC_ID_KEY, name),
-                                      _header_int(meta, FORMAT_VERSION_KEY, name))
+            spec_id = _header_int(meta, PARTITION_SPEC_ID_KEY, name)
+            version = _header_int(meta, FORMAT_VERSION_KEY, name)
+            entries = _entries_table(m, table, spec_id, version)
             if cache is not None:
-                cache.put(key, decoded)
+                cache.put(key, DecodedManifest(entries, spec_id, version))
             for i in idx:
-                out[i] = decoded
-    return [d for d in out if d is not None]
+                out[i] = entries
+    return [t for t in out if t is not None]
 
 
 def read_manifest_entries(
@@ -266,7 +309,8 @@ def read_manifest_entries(
     cache: ManifestCache | None = None,
     max_workers: int = DEFAULT_MAX_WORKERS,
 ) -> pa.Table:
-    """All entries of ``manifests`` in one table, inherited values filled in.
+    """All entries of ``manifests`` in one table (one chunk per manifest), inherited values
+    filled in.
 
     Columns: ``status``, ``snapshot_id``, ``sequence_number``, ``file_sequence_number``,
     ``data_file`` (struct; ``partition`` unified across specs, see the module docstring), then
@@ -274,25 +318,13 @@ def read_manifest_entries(
     ``manifest_content``. ``columns`` projects dotted Avro paths (``"data_file.file_path"``);
     the columns inheritance needs are always read. ``format_version`` is the table's; a
     manifest's own header ``format-version`` wins when present (Spec: Sequence Number
-    Inheritance, First Row ID Inheritance, Appendix E).
+    Inheritance, First Row ID Inheritance, Appendix E). With a ``cache``, a manifest read
+    before (same file, projection and manifest-list values) is neither opened nor decoded.
     """
     projection: tuple[str, ...] | None = None
     if columns is not None:
         projection = tuple(sorted({*columns, *_INHERITANCE_COLUMNS}))
-    decoded = _decode(io, manifests, projection, cache, max_workers)
-    tables: list[pa.Table] = []
-    for m, d in zip(manifests, decoded, strict=True):
-        # A manifest without format-version in its header was written by a v1 writer.
-        version = 1 if d.format_version is None else d.format_version
-        t = apply_inheritance(d.table, m, version)
-        n = t.num_rows
-        spec_id = d.partition_spec_id if d.partition_spec_id is not None \
-            else m.partition_spec_id
-        t = t.append_column("manifest_path", pa.repeat(pa.scalar(m.manifest_path), n)) \
-            .append_column("partition_spec_id", pa.repeat(pa.scalar(spec_id, pa.int32()), n)) \
-            .append_column("manifest_content",
-                           pa.repeat(pa.scalar(int(m.content), pa.int32()), n))
-        tables.append(t)
+    tables = _decode(io, manifests, projection, cache, max_workers)
     if not tables:
         return _empty_entries()
     tables = _unify_partitions(tables)

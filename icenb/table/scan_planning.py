@@ -27,7 +27,7 @@ deletes); a spec whose projection or partition columns cannot be resolved is not
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -59,6 +59,7 @@ from icenb.spec.manifest import (
     FileContent,
     FileFormat,
     FileScanTask,
+    ManifestContent,
     avro_field_name,
     manifest_files_from_arrow,
 )
@@ -75,6 +76,19 @@ __all__ = ["POSITION_DELETE_FILE_PATH_ID", "ScanPlan", "match_deletes", "plan_fi
 #: Field id of ``file_path`` in position delete files (spec: Position Delete Files).
 POSITION_DELETE_FILE_PATH_ID = 2147483546
 
+# What planning decodes of each manifest entry (Avro paths; absent ones are ignored): all
+# but ``column_sizes``, and the metrics maps only when they are wanted.
+_PLANNING_COLUMNS: tuple[str, ...] = (
+    "status", "snapshot_id", "sequence_number", "file_sequence_number",
+    *(f"data_file.{name}" for name in (
+        "content", "file_path", "file_format", "partition", "record_count",
+        "file_size_in_bytes", "block_size_in_bytes", "key_metadata", "split_offsets",
+        "equality_ids", "sort_order_id", "first_row_id", "referenced_data_file",
+        "content_offset", "content_size_in_bytes")),
+)
+_STATS_COLUMNS: tuple[str, ...] = tuple(
+    f"data_file.{name}" for name in ("value_counts", "null_value_counts", "nan_value_counts",
+                                     "lower_bounds", "upper_bounds"))
 _MAP_COLUMNS = frozenset({"column_sizes", "value_counts", "null_value_counts",
                           "nan_value_counts", "lower_bounds", "upper_bounds"})
 _METRIC_COLUMNS = ("record_count", "value_counts", "null_value_counts", "nan_value_counts",
@@ -86,8 +100,11 @@ class ScanPlan:
     """The result of planning: selected data entries, matched deletes and counts.
 
     ``data_entries`` / ``delete_entries`` are manifest entry tables (columns of
-    :func:`~icenb.io.manifest_reader.read_manifest_entries`); ``deletes_per_file[i]`` holds
-    the row indices in ``delete_entries`` of the deletes that apply to data entry ``i``.
+    :func:`~icenb.io.manifest_reader.read_manifest_entries`, without ``column_sizes``, and
+    without the other metrics when planned with ``column_stats=False``; one chunk per manifest,
+    never copied when every entry is selected); ``deletes_per_file[i]`` holds the row indices
+    in ``delete_entries`` of the deletes that apply to data entry ``i``. ``tasks`` and
+    ``files`` are built on first access.
     """
 
     snapshot_id: int | None
@@ -122,7 +139,7 @@ class ScanPlan:
     @cached_property
     def files(self) -> pa.Table:
         """One row per selected data file, with the paths of the delete files to apply."""
-        df = _struct(self.data_entries.column("data_file"))
+        df = self.data_entries.column("data_file")
         names = [f.name for f in df.type]
         cols: dict[str, Any] = {}
         for name in ("file_path", "file_format", "partition", "record_count",
@@ -188,11 +205,16 @@ def plan_files(
     case_sensitive: bool = True,
     cache: ManifestCache | None = None,
     schema: Schema | None = None,
+    column_stats: bool = True,
 ) -> ScanPlan:
     """Plan a scan of a snapshot (default: the current one). Spec: Scan Planning.
 
     ``schema`` overrides the schema the filter is bound to and the plan reads with (default:
-    the snapshot's schema; a branch read uses the table's current schema).
+    the snapshot's schema; a branch read uses the table's current schema). Manifests are
+    decoded without ``column_sizes`` (planning never uses it); ``column_stats=False`` also
+    skips the other column metrics of data files unless the filter needs them (as Iceberg
+    Java's ``planFiles`` without ``includeColumnStats``), so the plan's data files carry none.
+    ``cache`` keeps decoded manifest lists and manifests: a warm re-plan opens no file.
     """
     expr = parse(row_filter) if isinstance(row_filter, str) else row_filter
     if snapshot_id is None:
@@ -215,31 +237,71 @@ def plan_files(
     projections = _Projections(specs, schema, expr, case_sensitive)
 
     # 1. manifests
-    manifest_list = read_manifest_list_table(io, snapshot, metadata.format_version)
-    manifests = manifest_files_from_arrow(manifest_list, file=snapshot.manifest_list)
+    manifest_list = read_manifest_list_table(io, snapshot, metadata.format_version, cache=cache)
     keep = _manifest_mask(manifest_list, projections)
-    chosen = [m for m, k in zip(manifests, keep, strict=True) if k]
-    entries = read_manifest_entries(io, chosen, metadata.format_version, cache=cache)
+    chosen_rows = np.flatnonzero(keep)
+    chosen = manifest_files_from_arrow(
+        manifest_list if len(chosen_rows) == len(keep) else
+        manifest_list.take(pa.array(chosen_rows, pa.int64())), file=snapshot.manifest_list)
+    data_manifests = [m for m in chosen if m.content == ManifestContent.DATA]
+    delete_manifests = [m for m in chosen if m.content != ManifestContent.DATA]
+    stats = column_stats or not isinstance(bound, AlwaysTrue)
+    data_entries = read_manifest_entries(
+        io, data_manifests, metadata.format_version, cache=cache,
+        columns=_PLANNING_COLUMNS + (_STATS_COLUMNS if stats else ()))
+    delete_entries = read_manifest_entries(
+        io, delete_manifests, metadata.format_version, cache=cache,
+        columns=_PLANNING_COLUMNS + _STATS_COLUMNS)
 
-    # 2. files
-    live = entries.filter(pc.not_equal(entries.column("status"),
-                                       pa.scalar(int(EntryStatus.DELETED), pa.int32())))
-    content = pc.struct_field(_struct(live.column("data_file")), "content")
-    is_data = pc.fill_null(pc.equal(content, int(FileContent.DATA)), False)
-    data = live.filter(is_data)
-    deletes = live.filter(pc.invert(is_data))
-    data_keep = _partition_mask(data, projections) & _metrics_mask(data, schema, bound)
-    delete_keep = _partition_mask(deletes, projections)
-    selected = data.filter(pa.array(data_keep, pa.bool_()))
-    selected_deletes = deletes.filter(pa.array(delete_keep, pa.bool_()))
+    # 2. files: masks over all entries (chunked columns, no copy of the entry structs)
+    selected, data_considered = _select_files(data_entries, True, projections, schema, bound)
+    selected_deletes, deletes_considered = _select_files(delete_entries, False, projections,
+                                                         schema, AlwaysTrue())
 
     # 3. deletes
     matched = match_deletes(selected, selected_deletes, specs)
     return ScanPlan(
         snapshot.snapshot_id, schema, specs, expr, case_sensitive, selected, selected_deletes,
-        matched, manifests_total=len(manifests), manifests_read=len(chosen),
-        files_considered=data.num_rows, delete_files_considered=deletes.num_rows,
+        matched, manifests_total=manifest_list.num_rows, manifests_read=len(chosen),
+        files_considered=data_considered, delete_files_considered=deletes_considered,
     )
+
+
+def _select_files(entries: pa.Table, data: bool, projections: _Projections, schema: Schema,
+                  bound: Expression) -> tuple[pa.Table, int]:
+    """The live data (or delete) files of ``entries`` that may match the filter, and how many
+    live ones there were (spec: Scan Planning; a data manifest holds only data files and a
+    delete manifest only delete files, other entries are ignored)."""
+    if entries.num_rows == 0:
+        return entries, 0
+    live = _bools(pc.not_equal(entries.column("status"),
+                               pa.scalar(int(EntryStatus.DELETED), pa.int32())))
+    content = pc.struct_field(entries.column("data_file"), "content")
+    is_data = _bools(pc.equal(content, pa.scalar(int(FileContent.DATA), pa.int32())))
+    live &= is_data if data else ~is_data
+    keep = live & _partition_mask(entries, projections)
+    if data:
+        keep &= _metrics_mask(entries, keep, schema, bound)
+    return _select(entries, keep), int(live.sum())
+
+
+def _bools(mask: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, Any]:
+    """A boolean Arrow mask as numpy (null: false)."""
+    filled = pc.fill_null(mask, False)
+    if isinstance(filled, pa.ChunkedArray):
+        if filled.num_chunks == 0:
+            return np.zeros(0, dtype=bool)
+        filled = filled.combine_chunks()
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _select(entries: pa.Table, mask: np.ndarray[Any, Any]) -> pa.Table:
+    """The rows of ``entries`` where mask is true (the table itself when all are)."""
+    if mask.all():
+        return entries
+    if not mask.any():
+        return entries.slice(0, 0)
+    return entries.filter(pa.array(mask, pa.bool_()))
 
 
 class _Projections:
@@ -277,7 +339,7 @@ def _struct(column: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def _struct_column(entries: pa.Table, name: str) -> pa.Array:
-    return pc.struct_field(_struct(entries.column("data_file")), name)
+    return _struct(pc.struct_field(entries.column("data_file"), name))
 
 
 def _manifest_mask(manifest_list: pa.Table, projections: _Projections) -> np.ndarray[Any, Any]:
@@ -341,8 +403,12 @@ def _partition_mask(entries: pa.Table, projections: _Projections) -> np.ndarray[
         return keep
     spec_ids = np.asarray(entries.column("partition_spec_id").to_numpy(), dtype=np.int64)
     partition: pa.Array | None = None
-    for sid in np.unique(spec_ids):
-        projected = projections.get(int(sid))
+    if (spec_ids == spec_ids[0]).all():
+        unique = [int(spec_ids[0])]
+    else:
+        unique = [int(sid) for sid in np.unique(spec_ids)]
+    for sid in unique:
+        projected = projections.get(sid)
         if projected is None:
             continue
         expr, ptype = projected
@@ -350,10 +416,10 @@ def _partition_mask(entries: pa.Table, projections: _Projections) -> np.ndarray[
             keep[spec_ids == sid] = False
             continue
         if partition is None:
-            partition = pc.struct_field(_struct(entries.column("data_file")), "partition")
+            partition = _struct(pc.struct_field(entries.column("data_file"), "partition"))
         rows = np.flatnonzero(spec_ids == sid)
-        children = _partition_children(partition.take(pa.array(rows)),
-                                       [(f.field_id, f.name) for f in ptype.fields])
+        part = partition if len(rows) == n else partition.take(pa.array(rows))
+        children = _partition_children(part, [(f.field_id, f.name) for f in ptype.fields])
         if children is None:
             continue
         batch = pa.RecordBatch.from_arrays(list(children.values()),
@@ -363,17 +429,24 @@ def _partition_mask(entries: pa.Table, projections: _Projections) -> np.ndarray[
     return keep
 
 
-def _metrics_mask(entries: pa.Table, schema: Schema, bound: Expression) -> np.ndarray[Any, Any]:
-    """Data files whose column metrics may hold rows matching the bound row filter."""
+def _metrics_mask(entries: pa.Table, candidates: np.ndarray[Any, Any], schema: Schema,
+                  bound: Expression) -> np.ndarray[Any, Any]:
+    """Of the candidate rows, those whose column metrics may hold rows matching the bound row
+    filter (other rows: true); only the referenced columns' metrics are decoded."""
     n = entries.num_rows
-    if n == 0 or isinstance(bound, AlwaysTrue):
-        return np.ones(n, dtype=bool)
-    df = _struct(entries.column("data_file"))
+    keep = np.ones(n, dtype=bool)
+    rows = np.flatnonzero(candidates)
+    if len(rows) == 0 or isinstance(bound, AlwaysTrue):
+        return keep
+    df = entries.column("data_file")
     present = [f.name for f in df.type if f.name in _METRIC_COLUMNS]
     files = pa.table({name: pc.struct_field(df, name) for name in present})
+    if len(rows) < n:
+        files = files.take(pa.array(rows, pa.int64()))
     stats = metrics_table(files, schema, referenced_field_ids(bound))
     mask = evaluate_inclusive_arrow(bound, stats)
-    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    keep[rows] = np.asarray(pc.fill_null(mask, True).to_numpy(zero_copy_only=False), dtype=bool)
+    return keep
 
 
 # --------------------------------------------------------------------------- delete matching
@@ -384,7 +457,7 @@ def _partition_keys(entries: pa.Table, rows: np.ndarray[Any, Any], spec: Partiti
     """Partition tuples (Python values, in spec field order) of some entries of one spec."""
     if not spec.fields:
         return [()] * len(rows)
-    partition = pc.struct_field(_struct(entries.column("data_file")), "partition")
+    partition = _struct(pc.struct_field(entries.column("data_file"), "partition"))
     children = _partition_children(partition.take(pa.array(rows, pa.int64())),
                                    [(pf.field_id, pf.name) for pf in spec.fields])
     if children is None:  # fields missing: every value is unknown (null)
@@ -419,7 +492,7 @@ def match_deletes(data: pa.Table, deletes: pa.Table, specs: Mapping[int, Partiti
     """For each data entry, the delete entries that apply (spec: Scan Planning)."""
     n = int(data.num_rows)
     if deletes.num_rows == 0 or n == 0:
-        return tuple(() for _ in range(n))
+        return ((),) * n
     ddf = _struct(deletes.column("data_file"))
     dnames = {f.name for f in ddf.type}
 
@@ -525,10 +598,12 @@ def _content_files(entries: pa.Table, specs: Mapping[int, PartitionSpec], schema
         spec = specs[sid]
         for r, key in zip(rows, _partition_keys(entries, rows, spec), strict=True):
             partitions[int(r)] = key
+    seqs = entries.column("sequence_number").to_pylist()
     out = []
-    for rec, sid, part in zip(records, spec_ids, partitions, strict=True):
+    for rec, sid, part, seq in zip(records, spec_ids, partitions, seqs, strict=True):
         ptype = _partition_type(specs[sid], schema)
         rec = {k: _map_items(v) if k in _MAP_COLUMNS else v for k, v in rec.items()}
         rec["partition"] = list(part)
-        out.append(DataFile.from_avro_record(rec, ptype, spec_id=sid))
+        f = DataFile.from_avro_record(rec, ptype, spec_id=sid)
+        out.append(f if seq is None else replace(f, data_sequence_number=int(seq)))
     return out

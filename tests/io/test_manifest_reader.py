@@ -257,3 +257,35 @@ def test_cache_is_lru_and_bounded() -> None:
     assert len(small) == 1 and small.get(b) is not None and small.nbytes <= 24
     small.clear()
     assert len(small) == 0 and small.nbytes == 0
+
+
+def test_cached_manifest_list_is_read_once(java_tables: JavaTables) -> None:
+    md, snap = _current(java_tables, "db.v2_partition_evolution")
+    io = FileIO()
+    cache = ManifestCache()
+    cold = read_manifest_list_table(io, snap, md.format_version, cache=cache)
+    assert io.stats.opened == 1
+    warm = read_manifest_list_table(io, snap, md.format_version, cache=cache)
+    assert io.stats.opened == 1
+    assert warm.equals(cold)
+    assert warm.equals(read_manifest_list_table(FileIO(), snap, md.format_version))
+
+
+def test_cache_never_serves_entries_inherited_from_another_list_entry(
+        java_tables: JavaTables) -> None:
+    md, snap = _current(java_tables, "db.v2_merge_on_read")
+    io = FileIO()
+    cache = ManifestCache()
+    manifests = read_manifest_list(io, snap, md.format_version)
+    m = next(m for m in manifests if m.added_files_count)
+    first = read_manifest_entries(io, [m], md.format_version, cache=cache)
+    moved = dataclasses.replace(m, sequence_number=m.sequence_number + 100)
+    second = read_manifest_entries(io, [moved], md.format_version, cache=cache)
+    assert io.stats.opened == 3  # the list, then the manifest once per list entry
+    added = pc.equal(first.column("status"), 1)
+    assert set(pc.filter(first.column("sequence_number"), added).to_pylist()) == \
+        {m.sequence_number}
+    assert set(pc.filter(second.column("sequence_number"), added).to_pylist()) == \
+        {m.sequence_number + 100}
+    again = read_manifest_entries(io, [m], md.format_version, cache=cache)
+    assert io.stats.opened == 3 and again.equals(first)

@@ -11,7 +11,12 @@ import pytest
 from icenb.errors import NoSuchSnapshot
 from icenb.io.avro import FIELD_ID_KEY
 from icenb.io.file_io import FileIO
-from icenb.io.manifest_reader import ManifestCache, live_data_files, read_manifest_list
+from icenb.io.manifest_reader import (
+    ManifestCache,
+    live_data_files,
+    read_manifest_list,
+    read_manifest_list_table,
+)
 from icenb.io.metadata_files import load_table_metadata
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import bind
@@ -22,6 +27,7 @@ from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.transforms import IdentityTransform
 from icenb.table import ScanPlan, plan_files
 from icenb.table.scan_planning import match_deletes
+from icenb.table.task_reader import read_plan
 from tests.reference_fixtures import JavaTables
 
 DELETE_TABLES = ("db.v2_merge_on_read", "db.v3_deletion_vectors", "db.java_v2_equality_deletes",
@@ -299,3 +305,57 @@ def test_match_deletes_follows_the_sequence_number_and_partition_rules() -> None
     ])
     matched = match_deletes(data, deletes, specs)
     assert matched == ((0, 2, 3, 7), (6,), (3, 4), (3,), ())
+
+
+# --------------------------------------------------------------------------- opened files
+
+
+def _summary_may_contain(listing: pa.Table, value: str) -> list[str]:
+    """Oracle: the manifests whose identity-partition summary (one string field) may hold
+    ``value`` (UTF-8 bytes order = code point order) and that have live files."""
+    out = []
+    for row in listing.to_pylist():
+        (summary,) = row["partitions"]
+        live = (row["added_files_count"] or 0) + (row["existing_files_count"] or 0)
+        if live and summary["lower_bound"] <= value.encode() <= summary["upper_bound"]:
+            out.append(row["manifest_path"])
+    return out
+
+
+@pytest.mark.parametrize(("name", "column", "value"), [
+    ("db.v2_merge_on_read", "cat", "even"),  # a delete manifest holds only 'odd'
+    ("db.v2_maintenance", "cat", "c"),
+])
+def test_planning_and_reading_never_open_more_than_pruning_requires(
+        java_tables: JavaTables, name: str, column: str, value: str) -> None:
+    md = _load(java_tables, name)
+    snap = md.current_snapshot()
+    assert snap is not None and snap.manifest_list is not None
+    listing = read_manifest_list_table(FileIO(), snap, md.format_version)
+    expected_manifests = _summary_may_contain(listing, value)
+    assert 0 < len(expected_manifests) < listing.num_rows
+
+    io = FileIO()
+    opened: list[str] = []
+    io.on_open = opened.append
+    cache = ManifestCache()
+    plan = plan_files(io, md, row_filter=f"{column} = '{value}'", cache=cache)
+    assert opened[0] == snap.manifest_list
+    assert sorted(opened[1:]) == sorted(expected_manifests)
+    assert io.stats.opened == 1 + len(expected_manifests) == 1 + plan.manifests_read
+    assert plan.tasks and all(t.data_file.partition == (value,) for t in plan.tasks)
+
+    # reading opens each matching task's data file (and its deletes), and nothing else
+    opened.clear()
+    rows = read_plan(io, plan)
+    assert rows.num_rows > 0
+    needed = [t.data_file.file_path for t in plan.tasks] + \
+        [d.file_path for t in plan.tasks for d in t.delete_files]
+    assert sorted(opened) == sorted(needed)  # no manifest or list again
+
+    # a warm re-plan of the same snapshot opens nothing: manifests and list are cached
+    opened.clear()
+    again = plan_files(io, md, row_filter=f"{column} = '{value}'", cache=cache)
+    assert opened == []
+    assert _paths(again) == _paths(plan)
+    assert again.deletes_per_file == plan.deletes_per_file
