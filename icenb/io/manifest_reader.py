@@ -29,6 +29,7 @@ are cast to a common type. The ``partition_spec_id`` column tells which fields a
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -63,6 +64,7 @@ __all__ = [
     "read_manifest_entries",
     "read_manifest_list",
     "read_manifest_list_table",
+    "shared_manifest_cache",
 ]
 
 #: Threads reading (and then decompressing) manifests at once; decoding is one batch after.
@@ -225,6 +227,22 @@ class ManifestCache:
 
 
 # --------------------------------------------------------------------------- manifests
+
+
+_CACHES: weakref.WeakKeyDictionary[FileIO, ManifestCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def shared_manifest_cache(io: FileIO) -> ManifestCache:
+    """The cache of decoded manifest lists and manifests read through ``io`` (bounded, LRU),
+    which scans and inspect tables use by default: manifest files are immutable, so planning
+    the same snapshot again reads nothing. It lives as long as ``io``: a table opened anew
+    starts cold and sees files as they are now (e.g. expired ones gone)."""
+    with _CACHES_LOCK:
+        cache = _CACHES.get(io)
+        if cache is None:
+            cache = _CACHES[io] = ManifestCache()
+        return cache
 
 
 def _header_int(meta: dict[str, bytes], key: str, name: str) -> int | None:

@@ -81,6 +81,7 @@ from icenb.io.manifest_reader import (
     read_manifest_entries,
     read_manifest_list,
     read_manifest_list_table,
+    shared_manifest_cache,
 )
 from icenb.io.orc_files import read_orc_file
 from icenb.io.puffin import read_deletion_vector
@@ -150,12 +151,6 @@ _DELETE_ROW_ID = 2147483544
 # What ``partitions`` needs from each entry (the inheritance columns are always read).
 _PARTITIONS_COLUMNS = ("data_file.partition", "data_file.file_size_in_bytes")
 
-_SHARED_CACHE = ManifestCache()
-
-
-def shared_manifest_cache() -> ManifestCache:
-    """The cache of decoded manifests the inspect tables use by default."""
-    return _SHARED_CACHE
 
 
 def _ts(ms: int) -> int:
@@ -167,7 +162,7 @@ class InspectTables:
 
     def __init__(self, table: Table, *, cache: ManifestCache | None = None) -> None:
         self._table = table
-        self._cache = _SHARED_CACHE if cache is None else cache
+        self._cache = shared_manifest_cache(table.io) if cache is None else cache
 
     def __repr__(self) -> str:
         return f"InspectTables({self._table.location!r})"

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, InvalidMetadata
 from icenb.io.file_io import FileIO
+from icenb.io.manifest_reader import shared_manifest_cache
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysTrue, Expression, and_, bind
 from icenb.spec.metadata_columns import PARTITION_FIELD_ID, metadata_column, partition_column
@@ -173,10 +174,14 @@ class Scan:
     # ------------------------------------------------------------------ execution
 
     def plan(self) -> ScanPlan:
-        """The data files (and delete files) this scan reads. Spec: Scan Planning."""
+        """The data files (and delete files) this scan reads. Spec: Scan Planning.
+
+        Decoded manifest lists and manifests are kept in the table's FileIO's
+        :func:`~icenb.io.manifest_reader.shared_manifest_cache` (they are immutable), so
+        planning the same snapshot again reads no file."""
         return plan_files(self._io, self._metadata, snapshot_id=self._snapshot_id,
                           row_filter=self._row_filter, case_sensitive=self._case_sensitive,
-                          schema=self._table_schema)
+                          schema=self._table_schema, cache=shared_manifest_cache(self._io))
 
     def _name_mapping(self) -> NameMapping | None:
         text = self._metadata.properties.get(NAME_MAPPING_PROPERTY)

@@ -315,3 +315,16 @@ def test_top_level_exports() -> None:
     assert icenb.Table is Table
     assert icenb.__version__
     assert callable(open) and open is not icenb.open  # the builtin is untouched
+
+
+def test_planning_again_reads_no_file(java_tables: JavaTables) -> None:
+    table = icenb.open(java_tables.location("db.v2_partition_evolution"))
+    opened: list[str] = []
+    table.io.on_open = opened.append
+    scan = table.scan(filter="n > 2")
+    first = scan.plan()  # cold (or already warm from an earlier test)
+    opened.clear()
+    again = table.scan(filter="n > 2").plan()
+    assert opened == []
+    assert again.files.column("file_path").to_pylist() == \
+        first.files.column("file_path").to_pylist()
