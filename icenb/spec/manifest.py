@@ -599,11 +599,15 @@ def _value_to_avro(t: IcebergType, v: Any) -> Any:
 
 
 def _map_from_avro(raw: Any) -> dict[int, Any] | None:
-    """A metrics map from Avro (an array of key/value records, or already a mapping)."""
+    """A metrics map from Avro (an array of key/value records or of Arrow's (key, value)
+    pairs, or already a mapping)."""
     if raw is None:
         return None
     if isinstance(raw, Mapping):
         return {int(k): _plain(v) for k, v in raw.items()}
+    if raw and type(raw[0]) is tuple:  # Arrow's pairs: int keys, bytes or number values
+        return {int(k): v if type(v) is not bytearray and type(v) is not memoryview
+                else bytes(v) for k, v in raw}
     return {int(item["key"]): _plain(item["value"]) for item in raw}
 
 
@@ -695,12 +699,14 @@ class DataFile:
 
     @classmethod
     def from_avro_record(
-        cls, record: Mapping[str, Any], partition_type: StructType, *, spec_id: int = 0
+        cls, record: Mapping[str, Any], partition_type: StructType, *, spec_id: int = 0,
+        data_sequence_number: int | None = None,
     ) -> DataFile:
         """Read a decoded ``data_file`` record (Avro field names) of any format version.
 
         Appendix E: a missing ``content`` (v1) is data. Maps may be Avro's key/value arrays or
         mappings; partition values may be raw or fastavro's logical types.
+        ``data_sequence_number`` is the entry's (inherited) one, which the record lacks.
         """
         try:
             return cls(
@@ -726,6 +732,7 @@ class DataFile:
                 content_offset=record.get("content_offset"),
                 content_size_in_bytes=record.get("content_size_in_bytes"),
                 spec_id=spec_id,
+                data_sequence_number=data_sequence_number,
             )
         except KeyError as e:
             raise InvalidMetadata("missing required field",

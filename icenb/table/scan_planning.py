@@ -27,7 +27,7 @@ deletes); a spec whose projection or partition columns cannot be resolved is not
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -599,11 +599,10 @@ def _content_files(entries: pa.Table, specs: Mapping[int, PartitionSpec], schema
         for r, key in zip(rows, _partition_keys(entries, rows, spec), strict=True):
             partitions[int(r)] = key
     seqs = entries.column("sequence_number").to_pylist()
+    types = {sid: _partition_type(specs[sid], schema) for sid in set(spec_ids)}
     out = []
     for rec, sid, part, seq in zip(records, spec_ids, partitions, seqs, strict=True):
-        ptype = _partition_type(specs[sid], schema)
-        rec = {k: _map_items(v) if k in _MAP_COLUMNS else v for k, v in rec.items()}
         rec["partition"] = list(part)
-        f = DataFile.from_avro_record(rec, ptype, spec_id=sid)
-        out.append(f if seq is None else replace(f, data_sequence_number=int(seq)))
+        out.append(DataFile.from_avro_record(
+            rec, types[sid], spec_id=sid, data_sequence_number=None if seq is None else int(seq)))
     return out
