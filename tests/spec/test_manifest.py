@@ -18,7 +18,7 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from icenb.errors import InvalidMetadata, ValidationError
@@ -491,6 +491,10 @@ def _avro_round_trip(schema: dict[str, Any], record: dict[str, Any]) -> dict[str
 def test_avro_record_round_trip_through_fastavro(pf: tuple[StructType, DataFile],
                                                  version: int) -> None:
     partition_type, f = pf
+    # fastavro (the peer reading the bytes back) turns dates into datetime.date: years 1-9999.
+    assume(all(v is None or -719_162 <= v <= 2_932_896
+               for t, v in zip(partition_type.fields, f.partition, strict=True)
+               if isinstance(t.field_type, DateType)))
     if version == 2:
         f = DataFile(**{**f.__dict__, "first_row_id": None, "content_offset": None,
                         "content_size_in_bytes": None})
