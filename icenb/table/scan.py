@@ -173,15 +173,18 @@ class Scan:
 
     # ------------------------------------------------------------------ execution
 
-    def plan(self) -> ScanPlan:
+    def plan(self, *, column_stats: bool = False) -> ScanPlan:
         """The data files (and delete files) this scan reads. Spec: Scan Planning.
 
+        As Iceberg Java's ``planFiles``, the planned data files carry no column metrics
+        unless ``column_stats=True`` or the filter needs them (they still prune files).
         Decoded manifest lists and manifests are kept in the table's FileIO's
         :func:`~icenb.io.manifest_reader.shared_manifest_cache` (they are immutable), so
         planning the same snapshot again reads no file."""
         return plan_files(self._io, self._metadata, snapshot_id=self._snapshot_id,
                           row_filter=self._row_filter, case_sensitive=self._case_sensitive,
-                          schema=self._table_schema, cache=shared_manifest_cache(self._io))
+                          schema=self._table_schema, cache=shared_manifest_cache(self._io),
+                          column_stats=column_stats)
 
     def _name_mapping(self) -> NameMapping | None:
         text = self._metadata.properties.get(NAME_MAPPING_PROPERTY)

@@ -328,3 +328,15 @@ def test_planning_again_reads_no_file(java_tables: JavaTables) -> None:
     assert opened == []
     assert again.files.column("file_path").to_pylist() == \
         first.files.column("file_path").to_pylist()
+
+
+def test_plans_carry_column_stats_only_when_asked(java_tables: JavaTables) -> None:
+    table = icenb.open(java_tables.location("db.v2_partition_evolution"))
+    assert all(t.data_file.lower_bounds is None for t in table.scan().plan().tasks)
+    assert all(t.data_file.lower_bounds for t in table.scan().plan(column_stats=True).tasks)
+    # Metrics a filter needs still prune (n is not a partition source in every spec).
+    lean = table.scan(filter="n > 2").plan()
+    full = table.scan(filter="n > 2").plan(column_stats=True)
+    assert lean.files_selected < lean.files_considered
+    assert lean.files.column("file_path").to_pylist() == \
+        full.files.column("file_path").to_pylist()
