@@ -56,6 +56,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from icenb.errors import CorruptFile, IcebergError, UnsupportedFeature
+from icenb.io import avro_native
 
 __all__ = [
     "FIELD_ID_KEY",
@@ -1122,9 +1123,44 @@ def read_avro_tables(files: Sequence[tuple[str, bytes]], *,
     out: list[pa.Table | None] = [None] * len(parsed)
     for idx in groups.values():
         group = [parsed[i] for i in idx]
-        for i, table in zip(idx, _decode_group_blaming(group, keep), strict=True):
+        tables = _native(group, [files[i] for i in idx], columns, threads)
+        if tables is None:
+            tables = _decode_group_blaming(group, keep)
+        for i, table in zip(idx, tables, strict=True):
             out[i] = table
     return [t for t in out if t is not None]
+
+
+#: Groups of at most this many files (and more than one block in all) go to the native
+#: reader when polars is installed: lockstep pays numpy calls per record step, which a plan
+#: opening a few manifests feels. With many files lockstep amortizes them and wins, unless
+#: the projection keeps maps (column metrics), which the native reader builds faster.
+NATIVE_MAX_FILES = 16
+
+
+def _has_map(t: pa.DataType) -> bool:
+    if pa.types.is_map(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_has_map(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t):
+        return _has_map(t.value_type)
+    return False
+
+
+def _native(group: list[_Parsed], files: Sequence[tuple[str, bytes]],
+            columns: Sequence[str] | None, threads: int) -> list[pa.Table] | None:
+    """The group decoded by :mod:`icenb.io.avro_native` (same tables), or None."""
+    if sum(len(p.blocks) for p in group) <= len(group) or not avro_native.available():
+        return None  # one block per file: the row-wise path or lockstep are as quick
+    try:
+        schema = json.loads(group[0].schema_text)
+        target = avro_arrow_schema(group[0].name, schema, columns)
+    except (ValueError, IcebergError):
+        return None
+    if len(group) > NATIVE_MAX_FILES and not any(_has_map(f.type) for f in target):
+        return None
+    return avro_native.read_tables(files, target, threads=threads)
 
 
 #: Below this many blocks (lanes) in a group, files of a plain schema are decoded record by
