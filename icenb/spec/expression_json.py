@@ -159,7 +159,7 @@ def _from_json(obj: Any, schema: Schema | None, case_sensitive: bool, where: str
         return AlwaysFalse()
     if not isinstance(obj, Mapping):
         raise ValidationError("an expression must be true, false or an object", field=where,
-                              value=_short(obj))
+                              value=obj)
     kind = obj.get("type")
     if kind == "true":
         return AlwaysTrue()
@@ -178,10 +178,10 @@ def _from_json(obj: Any, schema: Schema | None, case_sensitive: bool, where: str
     term = _need(obj, "term", where)
     if isinstance(term, Mapping):
         raise UnsupportedFeature("transform and bound terms are not supported in filters",
-                                 field=f"{where}.term", value=_short(term))
+                                 field=f"{where}.term", value=term)
     if not isinstance(term, str) or not term:
         raise ValidationError("a term must be a column name", field=f"{where}.term",
-                              value=_short(term))
+                              value=term)
     field_type = _column_type(schema, term, case_sensitive, where)
     if op.is_unary:
         return predicate(op, term)
@@ -189,7 +189,7 @@ def _from_json(obj: Any, schema: Schema | None, case_sensitive: bool, where: str
         raw = _need(obj, "values", where)
         if not isinstance(raw, list):
             raise ValidationError("values must be a list", field=f"{where}.values",
-                                  value=_short(raw))
+                                  value=raw)
         return predicate(op, term, *(_literal(field_type, v, f"{where}.values") for v in raw))
     return predicate(op, term, _literal(field_type, _need(obj, "value", where),
                                         f"{where}.value"))
@@ -215,15 +215,10 @@ def _literal(t: IcebergType | None, raw: Any, where: str) -> Any:
         if isinstance(raw, int | float) and not isinstance(raw, bool):
             return raw  # the internal value (Java writes timestamps in residuals as longs)
         raise ValidationError(f"bad literal for a {t} column: {e.message}", field=where,
-                              value=_short(raw)) from None
+                              value=raw) from None
 
 
 def _need(obj: Mapping[str, Any], key: str, where: str) -> Any:
     if key not in obj:
         raise ValidationError(f"missing '{key}'", field=f"{where}.{key}")
     return obj[key]
-
-
-def _short(obj: Any) -> str:
-    text = repr(obj)
-    return text if len(text) <= 200 else text[:197] + "..."

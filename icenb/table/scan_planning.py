@@ -89,8 +89,6 @@ _PLANNING_COLUMNS: tuple[str, ...] = (
 _STATS_COLUMNS: tuple[str, ...] = tuple(
     f"data_file.{name}" for name in ("value_counts", "null_value_counts", "nan_value_counts",
                                      "lower_bounds", "upper_bounds"))
-_MAP_COLUMNS = frozenset({"column_sizes", "value_counts", "null_value_counts",
-                          "nan_value_counts", "lower_bounds", "upper_bounds"})
 _METRIC_COLUMNS = ("record_count", "value_counts", "null_value_counts", "nan_value_counts",
                    "lower_bounds", "upper_bounds")
 

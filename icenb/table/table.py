@@ -23,15 +23,10 @@ from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotLogEntry, Snapsho
 from icenb.spec.sort_order import SortOrder
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.inspect import InspectTables
-from icenb.table.scan import Scan
+from icenb.table.scan import Scan, _short
 
 __all__ = ["Table", "load_table", "open_table"]
 
-_REPR_LIMIT = 200
-
-
-def _short(text: str, limit: int = _REPR_LIMIT) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def timestamp_to_ms(value: datetime | str) -> int:

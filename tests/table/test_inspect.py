@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -20,7 +17,7 @@ from icenb.io.manifest_reader import ManifestCache
 from icenb.table.inspect import InspectTables
 from icenb.table.table import Table, open_table
 from tests.reference.java_read import normalize
-from tests.reference_fixtures import JAVA_TIMEOUT_S, REFERENCE_DIR, JavaTables, reference_python
+from tests.reference_fixtures import JavaTables, run_reference_batch
 
 # Metadata tables of the whole table (the reference refuses a snapshot for the all_* ones).
 TABLE_WIDE = ("snapshots", "history", "refs", "metadata_log_entries", "all_manifests",
@@ -101,19 +98,7 @@ def spark_type(t: pa.DataType) -> str:
 def run_java_inspect(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows of each {location, table[, snapshot_id]} metadata table as Iceberg Java reads them
     (one JVM for the whole batch)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        req = Path(tmp) / "requests.json"
-        out = Path(tmp) / "results.json"
-        req.write_text(json.dumps({"requests": list(requests)}), encoding="utf-8")
-        proc = subprocess.run(
-            [str(reference_python()), str(REFERENCE_DIR / "java_inspect.py"),
-             "--requests", str(req), "--output", str(out)],
-            cwd=tmp, capture_output=True, timeout=JAVA_TIMEOUT_S, check=False)
-        if proc.returncode != 0 or not out.exists():
-            tail = proc.stderr.decode(errors="replace").splitlines()[-40:]
-            pytest.fail("java_inspect.py failed:\n" + "\n".join(tail), pytrace=False)
-        results: list[dict[str, Any]] = json.loads(out.read_text("utf-8"))["results"]
-    return results
+    return run_reference_batch("java_inspect.py", requests)
 
 
 def inspect_requests(java_tables: JavaTables) -> list[tuple[Key, dict[str, Any]]]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 import decimal
 import itertools
 import json
-import subprocess
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +54,7 @@ from icenb.table.scan import Scan
 from icenb.table.table import Table
 from icenb.table.task_reader import read_plan, read_task
 from tests.reference.java_read import normalize
-from tests.reference_fixtures import JAVA_TIMEOUT_S, REFERENCE_DIR, JavaTables, reference_python
+from tests.reference_fixtures import JavaTables, run_reference_batch
 
 # Every table of the Java corpus is compared with Java, at every snapshot and every ref; these
 # must be among them (deletes of each kind, schema and partition evolution, a v1 table upgraded
@@ -135,19 +133,7 @@ def _icenb_rows(table: pa.Table) -> list[str]:
 def run_java_read(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each request's rows as read by Iceberg Java (one JVM for the batch); requests as in
     tests/reference/java_read.py ({location, snapshot_id} and more)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        req = Path(tmp) / "requests.json"
-        out = Path(tmp) / "results.json"
-        req.write_text(json.dumps({"requests": list(requests)}), encoding="utf-8")
-        proc = subprocess.run(
-            [str(reference_python()), str(REFERENCE_DIR / "java_read.py"),
-             "--requests", str(req), "--output", str(out)],
-            cwd=tmp, capture_output=True, timeout=JAVA_TIMEOUT_S, check=False)
-        if proc.returncode != 0 or not out.exists():
-            tail = proc.stderr.decode(errors="replace").splitlines()[-40:]
-            pytest.fail("java_read.py failed:\n" + "\n".join(tail), pytrace=False)
-        results: list[dict[str, Any]] = json.loads(out.read_text("utf-8"))["results"]
-    return results
+    return run_reference_batch("java_read.py", requests)
 
 
 @dataclass(frozen=True)
