@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icenb.errors import CorruptFile, UnsupportedFeature
+from icenb.io import avro_compiled
 from icenb.io.avro import (
     FIELD_ID_KEY,
     MAGIC,
@@ -32,6 +33,12 @@ from icenb.io.avro import (
 from tests.reference_fixtures import JavaTables
 
 UTC = dt.timezone.utc
+
+
+@pytest.fixture(autouse=True)
+def _lockstep_and_row_wise_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about icenb's own decoders; the compiled path has test_avro_compiled."""
+    monkeypatch.setenv(avro_compiled.DISABLE_ENV, "1")
 
 # --------------------------------------------------------------------------- helpers
 

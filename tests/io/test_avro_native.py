@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from icenb.io import avro
+from icenb.io import avro, avro_compiled
 from icenb.io.avro import avro_arrow_schema, avro_file_metadata, read_avro_tables
 from icenb.io.avro_native import available, read_tables
 from tests.reference_fixtures import JavaTables
@@ -20,6 +20,7 @@ def _lockstep(files: list[tuple[str, bytes]], columns: list[str] | None,
               monkeypatch: pytest.MonkeyPatch) -> list:  # type: ignore[type-arg]
     with monkeypatch.context() as m:
         m.setattr(avro, "NATIVE_MAX_FILES", 0)
+        m.setenv(avro_compiled.DISABLE_ENV, "1")
         return read_avro_tables(files, columns=columns)
 
 
