@@ -19,11 +19,14 @@ Iceberg's Spark integration where it has them:
 
 Flow: ``schema()`` (at ``load()``) opens the table, resolves the snapshot and schema and pins
 them, so the DataFrame's schema and rows come from the same metadata file. ``partitions()`` runs
-in Spark's planner on the driver: it plans the scan (spec: "Scan Planning") and bin-packs the
-file scan tasks (each file whole, at least one task per partition, by data + delete file
-bytes). Each partition carries everything an executor needs - the pickled tasks, the FileIO, the
-projected schema and the name mapping - and ``read()`` on the executor runs icenb's task reader
-and yields Arrow batches typed for the Spark schema (:mod:`icenb.spark.spark_types`).
+in Spark's planner on the driver: it plans the scan (spec: "Scan Planning"; Arrow tables) and
+bin-packs the data files on the plan's Arrow columns (each file whole, at least one per
+partition, by data + delete file bytes), building no Python object per file. Each partition
+carries everything an executor needs - its slice of the plan as Arrow (the data entries of its
+files, the delete entries they reference) and, pickled once for all partitions, the plan's
+schema, specs and filter, the FileIO, the projected schema and the name mapping - and
+``read()`` on the executor builds the slice's file scan tasks, runs icenb's task reader and
+yields Arrow batches typed for the Spark schema (:mod:`icenb.spark.spark_types`).
 
 Errors: failures to open, resolve or plan raise icenb errors in Spark's planner; Spark reports
 them as an ``AnalysisException`` (``PYTHON_DATA_SOURCE_ERROR``) whose message ends with the
@@ -39,10 +42,13 @@ import base64
 import json
 import pickle
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
@@ -53,10 +59,12 @@ from icenb.spark.spark_types import spark_schema, to_spark_arrow
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysTrue, Expression
 from icenb.spec.manifest import FileScanTask
+from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.scan import Scan
+from icenb.table.scan_planning import ScanPlan
 from icenb.table.table import open_table
 from icenb.table.task_reader import NameMapping, read_task
 
@@ -292,44 +300,176 @@ def read_options(metadata: TableMetadata, io: FileIO, *, snapshot_id: int | None
 # --------------------------------------------------------------------------- partitions
 
 
-class ScanPartition(InputPartition):
-    """One Spark partition: file scan tasks with what an executor needs to read them."""
+@dataclass(frozen=True)
+class _Shared:
+    """What every partition of one read carries alike: how to read, and the plan's header
+    (``delete_schema`` has no columns when no file of the plan has deletes)."""
 
-    def __init__(self, index: int, tasks: Sequence[FileScanTask], io: FileIO, schema: Schema,
-                 name_mapping: NameMapping | None) -> None:
+    io: FileIO
+    schema: Schema  # the projected read schema
+    name_mapping: NameMapping | None
+    snapshot_id: int | None
+    plan_schema: Schema
+    specs: Mapping[int, PartitionSpec]
+    row_filter: Expression
+    case_sensitive: bool
+    data_schema: pa.Schema  # Arrow schemas of the plan's data and delete entries
+    delete_schema: pa.Schema
+
+
+#: Compressed bytes and their size before compression.
+_Blob = tuple[bytes, int]
+#: Codecs: what all partitions share is compressed once, hard; each partition's rows fast.
+_SHARED_CODEC = "zstd"
+_ROWS_CODEC = "lz4"
+
+
+def _squeeze(raw: Any, codec: str) -> _Blob:
+    return pa.compress(raw, codec, asbytes=True), len(raw)
+
+
+def _unsqueeze(blob: _Blob, codec: str) -> Any:
+    return pa.decompress(blob[0], blob[1], codec)
+
+
+def _one_batch(table: pa.Table) -> pa.RecordBatch:
+    batches = table.to_batches()
+    return batches[0] if len(batches) == 1 else table.combine_chunks().to_batches()[0]
+
+
+def _rows_blob(batch: pa.RecordBatch) -> _Blob:
+    """Rows as one Arrow IPC record batch message (no schema: it is shared), compressed."""
+    return _squeeze(batch.serialize(), _ROWS_CODEC)
+
+
+def _read_rows(blob: _Blob | None, schema: pa.Schema) -> pa.Table:
+    if blob is None:
+        return schema.empty_table()
+    batch = pa.ipc.read_record_batch(_unsqueeze(blob, _ROWS_CODEC), schema)
+    return pa.Table.from_batches([batch])
+
+
+#: Shared states decoded in this process, by their bytes: a Python worker reading many
+#: partitions of one read decodes them once.
+_DECODED: dict[bytes, _Shared] = {}
+_DECODED_MAX = 16
+
+
+def _decode_shared(blob: _Blob) -> _Shared:
+    shared = _DECODED.get(blob[0])
+    if shared is None:
+        shared = pickle.loads(_unsqueeze(blob, _SHARED_CODEC))
+        if len(_DECODED) >= _DECODED_MAX:
+            _DECODED.clear()
+        _DECODED[blob[0]] = shared
+    return shared
+
+
+class ScanPartition(InputPartition):
+    """One Spark partition: its slice of the scan plan as Arrow (the data entries of its files
+    and the delete entries they reference), with what an executor needs to read them.
+
+    Built on the driver without any per-file Python object; :attr:`plan` and :attr:`tasks`
+    are decoded where they are used (on the executor). What all partitions of a read share
+    is pickled once and carried as bytes.
+    """
+
+    def __init__(self, index: int, shared: _Blob, data: _Blob, deletes: _Blob | None,
+                 deletes_per_file: tuple[tuple[int, ...], ...], files: int) -> None:
         super().__init__(index)
         self.index = index
-        self.tasks = tuple(tasks)
-        self.io = io
-        self.schema = schema
-        self.name_mapping = name_mapping
+        self.files = files
+        self._shared = shared
+        self._data = data
+        self._deletes = deletes
+        self._deletes_per_file = deletes_per_file
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_decoded")}
+
+    def _shared_state(self) -> _Shared:
+        shared: _Shared | None = self.__dict__.get("_decoded_shared")
+        if shared is None:
+            shared = _decode_shared(self._shared)
+            self._decoded_shared = shared
+        return shared
+
+    @property
+    def plan(self) -> ScanPlan:
+        """The sub-plan of this partition's files (``ScanPlan.take`` of their rows)."""
+        plan: ScanPlan | None = self.__dict__.get("_decoded_plan")
+        if plan is None:
+            sh = self._shared_state()
+            plan = ScanPlan(sh.snapshot_id, sh.plan_schema, sh.specs, sh.row_filter,
+                            sh.case_sensitive, _read_rows(self._data, sh.data_schema),
+                            _read_rows(self._deletes, sh.delete_schema),
+                            self._deletes_per_file)
+            self._decoded_plan = plan
+        return plan
+
+    @property
+    def tasks(self) -> tuple[FileScanTask, ...]:
+        """The file scan tasks of this partition, in planning order."""
+        return tuple(self.plan.tasks)
+
+    @property
+    def io(self) -> FileIO:
+        """The FileIO the files are read through."""
+        return self._shared_state().io
+
+    @property
+    def schema(self) -> Schema:
+        """The projected schema the rows are read with."""
+        return self._shared_state().schema
+
+    @property
+    def name_mapping(self) -> NameMapping | None:
+        """The table's default name mapping (for files written without field ids)."""
+        return self._shared_state().name_mapping
 
     def __repr__(self) -> str:
-        return f"ScanPartition({self.index}, tasks={len(self.tasks)})"
+        return f"ScanPartition({self.index}, files={self.files})"
 
 
-def _task_weight(task: FileScanTask, open_cost: int) -> int:
-    size = task.data_file.file_size_in_bytes + sum(d.file_size_in_bytes
-                                                  for d in task.delete_files)
-    return max(size, open_cost)
+def _int64(column: pa.ChunkedArray) -> np.ndarray[Any, Any]:
+    filled = pc.fill_null(column, 0)
+    if isinstance(filled, pa.ChunkedArray):
+        filled = filled.combine_chunks() if filled.num_chunks else pa.array([], pa.int64())
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _pack(tasks: Sequence[FileScanTask], split_size: int, open_cost: int
-          ) -> list[list[FileScanTask]]:
-    """Tasks in planning order, cut into groups of about ``split_size`` bytes (next fit)."""
-    groups: list[list[FileScanTask]] = []
-    current: list[FileScanTask] = []
-    weight = 0
-    for task in tasks:
-        w = _task_weight(task, open_cost)
-        if current and weight + w > split_size:
-            groups.append(current)
-            current, weight = [], 0
-        current.append(task)
+def _file_weights(plan: ScanPlan, open_cost: int) -> np.ndarray[Any, Any]:
+    """Per data file of ``plan``: its bytes plus those of the delete files applied to it, at
+    least ``open_cost`` (as Iceberg's ``read.split.open-file-cost``)."""
+    sizes = _int64(pc.struct_field(plan.data_entries.column("data_file"), "file_size_in_bytes"))
+    per_file = plan.deletes_per_file
+    if plan.delete_entries.num_rows:
+        counts = np.fromiter(map(len, per_file), dtype=np.int64, count=len(per_file))
+        total = int(counts.sum())
+        if total:
+            delete_sizes = _int64(pc.struct_field(plan.delete_entries.column("data_file"),
+                                                  "file_size_in_bytes"))
+            flat = np.fromiter(chain.from_iterable(per_file), dtype=np.int64, count=total)
+            cumulative = np.concatenate(([0], np.cumsum(delete_sizes[flat])))
+            ends = np.cumsum(counts)
+            sizes = sizes + cumulative[ends] - cumulative[ends - counts]
+    weights: np.ndarray[Any, Any] = np.maximum(sizes, open_cost)
+    return weights
+
+
+def _pack(weights: np.ndarray[Any, Any], split_size: int) -> list[tuple[int, int]]:
+    """Files in planning order cut into runs ``[start, stop)`` of about ``split_size`` bytes
+    (next fit; each file whole; a file heavier than ``split_size`` alone in its run)."""
+    runs: list[tuple[int, int]] = []
+    start = weight = 0
+    for i, w in enumerate(weights.tolist()):
+        if i > start and weight + w > split_size:
+            runs.append((start, i))
+            start, weight = i, 0
         weight += w
-    if current:
-        groups.append(current)
-    return groups
+    if len(weights):
+        runs.append((start, len(weights)))
+    return runs
 
 
 def _size_property(md: TableMetadata, name: str, default: int) -> int:
@@ -345,7 +485,12 @@ def _size_property(md: TableMetadata, name: str, default: int) -> int:
 
 def scan_partitions(scan: Scan, *, split_size: int | None = None,
                     file_open_cost: int | None = None) -> list[ScanPartition]:
-    """Plan ``scan`` and pack its file scan tasks into Spark partitions (empty: no files)."""
+    """Plan ``scan`` and pack its data files into Spark partitions (empty: no files).
+
+    Packing works on the plan's Arrow columns (file sizes; no per-file Python object): files in
+    planning order, each whole, next fit by data + delete file bytes (at least the open cost
+    each) up to the split size, at least one file per partition.
+    """
     if scan.snapshot_id is None:
         return []
     md = scan.metadata
@@ -354,21 +499,40 @@ def scan_partitions(scan: Scan, *, split_size: int | None = None,
         md, OPEN_FILE_COST_PROPERTY, DEFAULT_OPEN_FILE_COST)
     if split <= 0:
         raise ValidationError("the split size must be positive", field=SPLIT_SIZE, value=split)
-    tasks = scan.plan().tasks
-    mapping = scan.name_mapping
-    schema = scan.schema
-    return [ScanPartition(i, group, scan.io, schema, mapping)
-            for i, group in enumerate(_pack(tasks, split, max(cost, 0)))]
+    plan = scan.plan()
+    if plan.files_selected == 0:
+        return []
+    # One chunk per column: a partition's rows are then a slice (or one take) of one chunk.
+    plan = replace(plan, data_entries=plan.data_entries.combine_chunks(),
+                   delete_entries=plan.delete_entries.combine_chunks())
+    has_deletes = plan.delete_files_selected > 0
+    shared = _squeeze(pickle.dumps(_Shared(
+        scan.io, scan.schema, scan.name_mapping, plan.snapshot_id, plan.schema,
+        dict(plan.specs), plan.row_filter, plan.case_sensitive, plan.data_entries.schema,
+        plan.delete_entries.schema if has_deletes else pa.schema([])),
+        protocol=pickle.HIGHEST_PROTOCOL), _SHARED_CODEC)
+    data = _one_batch(plan.data_entries)
+    parts = []
+    for i, (start, stop) in enumerate(_pack(_file_weights(plan, max(cost, 0)), split)):
+        deletes = None
+        per_file = plan.deletes_per_file[start:stop]
+        if has_deletes:  # the delete entries these files reference, re-indexed
+            sub = plan.take(range(start, stop))
+            per_file = sub.deletes_per_file
+            if sub.delete_files_selected:
+                deletes = _rows_blob(_one_batch(sub.delete_entries))
+        parts.append(ScanPartition(i, shared, _rows_blob(data.slice(start, stop - start)),
+                                   deletes, per_file, stop - start))
+    return parts
 
 
 def read_partition(partition: ScanPartition) -> Iterator[pa.RecordBatch]:
     """The rows of one partition's tasks as Arrow batches in the Spark schema's types."""
+    io, schema, mapping = partition.io, partition.schema, partition.name_mapping
     for task in partition.tasks:
-        table = read_task(partition.io, task, partition.schema,
-                          name_mapping=partition.name_mapping)
+        table = read_task(io, task, schema, name_mapping=mapping)
         if table.num_rows:
-            yield from to_spark_arrow(table, partition.schema).to_batches(
-                max_chunksize=BATCH_ROWS)
+            yield from to_spark_arrow(table, schema).to_batches(max_chunksize=BATCH_ROWS)
 
 
 # --------------------------------------------------------------------------- Spark classes

@@ -29,13 +29,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icenb.errors import IcebergError, NoSuchSnapshot
+from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
 from icenb.io.avro import FIELD_ID_KEY
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
@@ -185,6 +186,42 @@ class ScanPlan:
                                     residual))
         return out
 
+    def take(self, rows: Sequence[int] | range | np.ndarray[Any, Any]) -> ScanPlan:
+        """The plan of only these data entries (row indices, in this order), with only the delete
+        entries they reference (``deletes_per_file`` re-indexed; order kept).
+
+        Splits a plan cheaply: e.g. one small, picklable sub-plan per Spark partition whose
+        :attr:`tasks` are built where it is read. Its tasks are those of the same rows of this
+        plan; the planning counters (manifests, files considered, stats) are this plan's.
+        A contiguous ascending run of rows is sliced, not copied.
+        """
+        n = self.files_selected
+        if isinstance(rows, range) and rows.step == 1:
+            if rows.start < 0 or rows.stop > n:
+                raise ValidationError("row index out of range", field="rows",
+                                      value=f"{rows.start}..{rows.stop - 1} of {n}")
+            data = self.data_entries.slice(rows.start, max(len(rows), 0))
+            per_file = self.deletes_per_file[rows.start:rows.stop]
+        else:
+            idx = np.asarray(rows, dtype=np.int64).reshape(-1)
+            if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
+                bad = int(idx.min()) if int(idx.min()) < 0 else int(idx.max())
+                raise ValidationError("row index out of range", field="rows",
+                                      value=f"{bad} of {n}")
+            data = _take_rows(self.data_entries, idx)
+            per_file = tuple(self.deletes_per_file[i] for i in idx.tolist())
+        used = sorted(set(chain.from_iterable(per_file)))
+        deletes = self.delete_entries
+        if len(used) < self.delete_files_selected:
+            deletes = _take_rows(deletes, np.asarray(used, dtype=np.int64))
+            new_index = {old: new for new, old in enumerate(used)}
+            per_file = tuple(tuple(new_index[j] for j in js) if js else () for js in per_file)
+        return ScanPlan(
+            self.snapshot_id, self.schema, self.specs, self.row_filter, self.case_sensitive,
+            data, deletes, tuple(per_file), manifests_total=self.manifests_total,
+            manifests_read=self.manifests_read, files_considered=self.files_considered,
+            delete_files_considered=self.delete_files_considered, stats=dict(self.stats))
+
     def __repr__(self) -> str:
         return (f"ScanPlan(snapshot_id={self.snapshot_id}, files={self.files_selected}/"
                 f"{self.files_considered}, deletes={self.delete_files_selected}, manifests="
@@ -291,6 +328,17 @@ def _bools(mask: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, Any]:
             return np.zeros(0, dtype=bool)
         filled = filled.combine_chunks()
     return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _take_rows(entries: pa.Table, rows: np.ndarray[Any, Any]) -> pa.Table:
+    """These rows of ``entries`` (a zero-copy slice when they are one ascending run)."""
+    if rows.size == 0:
+        return entries.slice(0, 0)
+    first = int(rows[0])
+    if int(rows[-1]) - first == rows.size - 1 and (rows.size == 1 or bool(
+            (np.diff(rows) == 1).all())):
+        return entries.slice(first, int(rows.size))
+    return entries.take(pa.array(rows, pa.int64()))
 
 
 def _select(entries: pa.Table, mask: np.ndarray[Any, Any]) -> pa.Table:

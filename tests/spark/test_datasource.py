@@ -27,6 +27,7 @@ from icenb.spark import (
     to_spark_arrow,
 )
 from icenb.spark.datasource import read_partition
+from icenb.spec.manifest import DataFile, FileScanTask
 from icenb.table import Scan, Table
 from tests.reference_fixtures import JavaTables
 from tests.spark.conftest import USER_TIME_ZONE
@@ -305,3 +306,62 @@ def test_a_moved_table_reads_through_spark_from_where_it_is(
         f.unlink()
     with pytest.raises(Exception, match="NotFound"):
         _load(spark, dst, relocate="true").collect()
+
+
+def _next_fit(tasks: list[FileScanTask], split: int, cost: int) -> list[list[FileScanTask]]:
+    """Iceberg's packing, task by task: next fit by data + delete bytes (at least ``cost``)."""
+    groups: list[list[FileScanTask]] = []
+    current: list[FileScanTask] = []
+    weight = 0
+    for task in tasks:
+        w = max(task.data_file.file_size_in_bytes
+                + sum(d.file_size_in_bytes for d in task.delete_files), cost)
+        if current and weight + w > split:
+            groups.append(current)
+            current, weight = [], 0
+        current.append(task)
+        weight += w
+    return [*groups, current] if current else groups
+
+
+@pytest.mark.parametrize("name", ["db.v2_merge_on_read", "db.v3_deletion_vectors",
+                                  "db.java_v2_equality_deletes", "db.v1_upgrade",
+                                  "db.v2_partition_evolution"])
+def test_partitions_pack_the_planned_tasks_as_iceberg_splits(java_tables: JavaTables,
+                                                             name: str) -> None:
+    table = _open(java_tables, name)
+    for snap in table.snapshots:
+        scan = table.scan(snapshot_id=snap.snapshot_id)
+        tasks = scan.plan().tasks
+        sizes = sorted(t.data_file.file_size_in_bytes for t in tasks)
+        median, total = sizes[len(sizes) // 2], sum(sizes)
+        for split in (1, sizes[0], median, 2 * median + 1, 3 * median, total, 10 * total):
+            for cost in (0, median // 2, median, 2 * median):
+                parts = scan_partitions(scan, split_size=split, file_open_cost=cost)
+                assert [list(p.tasks) for p in parts] == _next_fit(tasks, split, cost), \
+                    (name, snap.snapshot_id, split, cost)
+                assert [p.files for p in parts] == [len(p.tasks) for p in parts]
+
+
+def test_the_driver_builds_no_file_scan_task(java_tables: JavaTables,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    scan = _open(java_tables, "db.v1_upgrade").scan(filter="id > 1")
+    plan = scan.plan()
+    assert any(plan.deletes_per_file)
+
+    def no_objects(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a per-file Python object was built on the driver")
+
+    monkeypatch.setattr(DataFile, "from_avro_record", no_objects)
+    monkeypatch.setattr(FileScanTask, "__init__", no_objects)
+    parts = scan_partitions(scan, split_size=1)
+    sent = [pickle.dumps(p) for p in parts]  # what Spark sends to the executors
+    monkeypatch.undo()
+
+    assert len(parts) == plan.files_selected
+    received = [pickle.loads(b) for b in sent]
+    assert [t for p in received for t in p.tasks] == plan.tasks
+    for p, task in zip(received, plan.tasks, strict=True):  # each carries only its own deletes
+        assert p.plan.files_selected == 1
+        assert p.plan.delete_files_selected == len(task.delete_files)
+        assert (p.schema, p.name_mapping) == (scan.schema, scan.name_mapping)

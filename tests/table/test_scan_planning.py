@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from icenb.errors import NoSuchSnapshot
+from icenb.errors import NoSuchSnapshot, ValidationError
 from icenb.io.avro import FIELD_ID_KEY
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
@@ -359,3 +363,72 @@ def test_planning_and_reading_never_open_more_than_pruning_requires(
     assert opened == []
     assert _paths(again) == _paths(plan)
     assert again.deletes_per_file == plan.deletes_per_file
+
+
+# --------------------------------------------------------------------------- sub-plans (take)
+
+
+def _selections(n: int) -> list[list[int]]:
+    """Row selections of a plan with ``n`` files: runs, single rows, reversed, repeated, none."""
+    return [list(range(n)), list(range(1, n)), [n - 1], list(reversed(range(n))),
+            [0, n - 1, 0], []]
+
+
+@pytest.mark.parametrize("name", DELETE_TABLES)
+def test_take_plans_exactly_those_files_with_their_deletes(java_tables: JavaTables,
+                                                           name: str) -> None:
+    md = _load(java_tables, name)
+    for snap in md.snapshots:
+        plan = plan_files(FileIO(), md, snapshot_id=snap.snapshot_id)
+        for rows in _selections(plan.files_selected):
+            forms: list[Any] = [rows, np.asarray(rows, dtype=np.int64)]
+            if rows and rows == list(range(rows[0], rows[0] + len(rows))):
+                forms.append(range(rows[0], rows[0] + len(rows)))
+            for picked in forms:
+                sub = plan.take(picked)
+                assert sub.tasks == [plan.tasks[i] for i in rows], (name, rows)
+                referenced = {j for i in rows for j in plan.deletes_per_file[i]}
+                assert sub.delete_files_selected == len(referenced)
+                assert _paths(sub) == sorted(plan.files.column("file_path")
+                                             .take(pa.array(rows, pa.int64())).to_pylist())
+                assert (sub.snapshot_id, sub.files_considered) == \
+                    (plan.snapshot_id, plan.files_considered)
+
+
+def test_take_reindexes_files_sharing_and_reordering_deletes(java_tables: JavaTables) -> None:
+    md = _load(java_tables, "db.v1_upgrade")
+    base = plan_files(FileIO(), md)
+    assert base.files_selected >= 3 and base.delete_files_selected >= 4
+    # Files that share deletes and reference several, in any order (as equality deletes do).
+    per_file = [(), (1, 3), (0, 1, 2, 3), (2,)] + [()] * (base.files_selected - 4)
+    plan = dataclasses.replace(base, deletes_per_file=tuple(per_file))
+    delete_paths = plan.delete_entries.column("data_file").combine_chunks() \
+        .field("file_path").to_pylist()
+    for rows in ([1, 3], [3, 1], [2], [0], [3, 2, 1]):
+        sub = plan.take(rows)
+        assert sub.tasks == [plan.tasks[i] for i in rows]
+        used = sorted({j for i in rows for j in per_file[i]})
+        assert sub.delete_entries.column("data_file").combine_chunks().field("file_path") \
+            .to_pylist() == [delete_paths[j] for j in used]
+        assert [[delete_paths[used[k]] for k in ks] for ks in sub.deletes_per_file] == \
+            [[delete_paths[j] for j in per_file[i]] for i in rows]
+
+
+def test_reading_the_pieces_of_a_plan_reads_the_plan(java_tables: JavaTables) -> None:
+    md = _load(java_tables, "db.v2_merge_on_read")
+    io = FileIO()
+    plan = plan_files(io, md, row_filter="id > 2")
+    n = plan.files_selected
+    pieces = [plan.take(range(i, min(i + 2, n))) for i in range(0, n, 2)]
+    whole = read_plan(io, plan)
+    assert pa.concat_tables([read_plan(io, p) for p in pieces]).equals(whole)
+    restored = pickle.loads(pickle.dumps(pieces[-1]))
+    assert restored.tasks == pieces[-1].tasks
+
+
+def test_take_refuses_rows_the_plan_does_not_have(java_tables: JavaTables) -> None:
+    plan = plan_files(FileIO(), _load(java_tables, "db.v2_merge_on_read"))
+    n = plan.files_selected
+    for rows in ([n], [-1], range(n - 1, n + 1), range(-1, 1)):
+        with pytest.raises(ValidationError, match="row index out of range"):
+            plan.take(rows)
