@@ -18,6 +18,7 @@ __all__ = [
     "IcebergError",
     "IcebergWarning",
     "InvalidMetadata",
+    "NamespaceNotEmpty",
     "NoSuchNamespace",
     "NoSuchSnapshot",
     "NoSuchTable",
@@ -132,6 +133,10 @@ class NoSuchSnapshot(NotFound):
 
 class AlreadyExists(IcebergError):
     """A table, view or namespace with that name already exists."""
+
+
+class NamespaceNotEmpty(ValidationError):
+    """A namespace to drop still holds tables, views or namespaces."""
 
 
 class CommitConflict(IcebergError):

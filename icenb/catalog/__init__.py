@@ -5,6 +5,7 @@ their current metadata (the write side comes with table authoring).
 - :class:`SqlCatalog`: a SQLite database with the schema of Iceberg's JDBC catalog and
   PyIceberg's ``SqlCatalog``.
 - :func:`open_catalog`: either one, chosen from what a location is.
+- :func:`open_warehouse_catalog`: the embedded default, a directory with its SQLite catalog.
 """
 
 from __future__ import annotations
@@ -17,25 +18,35 @@ from icenb.catalog.base import (
     LoadedTable,
     LoadedView,
     NamespaceLike,
+    NamespaceNotEmpty,
+    PropertiesUpdateSummary,
     identifier_to_string,
+    purge_table_files,
+    reachable_files,
     to_identifier,
     to_namespace,
 )
 from icenb.catalog.filesystem import FilesystemCatalog
 from icenb.catalog.sql import SqlCatalog, is_sqlite_database
-from icenb.errors import NotFound, ValidationError
+from icenb.errors import FileIOError, NotFound, ValidationError
 from icenb.io.file_io import FileIO
 
 __all__ = [
+    "WAREHOUSE_CATALOG_FILE",
     "Catalog",
     "FilesystemCatalog",
     "Identifier",
     "LoadedTable",
     "LoadedView",
     "NamespaceLike",
+    "NamespaceNotEmpty",
+    "PropertiesUpdateSummary",
     "SqlCatalog",
     "identifier_to_string",
     "open_catalog",
+    "open_warehouse_catalog",
+    "purge_table_files",
+    "reachable_files",
     "to_identifier",
     "to_namespace",
 ]
@@ -69,3 +80,34 @@ def open_catalog(location: str | os.PathLike[str], *, name: str = "default",
         raise ValidationError("warehouse= is for SQL catalogs; a filesystem catalog's "
                               "warehouse is its location", field="warehouse", value=warehouse)
     return FilesystemCatalog(text, name=name, io=io, properties=properties)
+
+
+#: The SQLite file of a warehouse directory (see :func:`open_warehouse_catalog`).
+WAREHOUSE_CATALOG_FILE = "catalog.db"
+
+
+def open_warehouse_catalog(path: str | os.PathLike[str], *, name: str = "default",
+                           io: FileIO | None = None) -> SqlCatalog:
+    """The embedded default catalog: the local directory ``path`` (created when missing) is the
+    warehouse, ``<path>/catalog.db`` its SQLite catalog (created with Iceberg's JDBC schema).
+
+    Tables go to ``<path>/<namespace levels>/<table>``. The database is a plain, visible file in
+    the warehouse (a file is never taken for a namespace) named for what it is, not for a tool;
+    PyIceberg opens the same warehouse with
+    ``SqlCatalog(name, uri=f"sqlite:///{path}/catalog.db", warehouse=f"file://{path}")``.
+    """
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text:
+        raise ValidationError("a warehouse path must be a non-empty string", value=path)
+    if "://" in text or text.lower().startswith("file:"):
+        raise ValidationError("an embedded warehouse is a local directory path",
+                              field="path", value=text)
+    root = os.path.abspath(text)
+    try:
+        os.makedirs(root, exist_ok=True)
+    except OSError as e:
+        raise FileIOError(f"cannot create the warehouse directory: {e}", file=root) from None
+    catalog = SqlCatalog(os.path.join(root, WAREHOUSE_CATALOG_FILE), name=name, warehouse=root,
+                         io=io)
+    catalog.initialize()
+    return catalog

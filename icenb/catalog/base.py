@@ -7,31 +7,86 @@ levels; ``()`` is the root.
 
 The catalog layer returns metadata plus the FileIO to read it with (:class:`LoadedTable`,
 :class:`LoadedView`); ``icenb.table`` wraps them into ``Table`` objects.
+
+Write side (DESIGN: "Commits are optimistic and atomic"): a commit writes a new metadata file
+under a name nobody else can take, then swaps the catalog's pointer from the metadata the change
+was based on to the new file; when the pointer moved meanwhile the commit fails with
+``CommitConflict`` and leaves no file behind. The catalog keeps the ``metadata-log`` (spec: Table
+Metadata Fields) as Iceberg Java's ``TableMetadata.Builder`` does: the base file is appended
+(with the base's ``last-updated-ms``) and the log is cut to
+``write.metadata.previous-versions-max`` entries (at least 1); with
+``write.metadata.delete-after-commit.enabled`` the files that fell off the log are deleted after a
+successful commit (Java's ``deleteRemovedMetadataFiles``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from icenb.errors import NotFound, ValidationError
-from icenb.io.file_io import FileIO
+from icenb.errors import (
+    CommitConflict,
+    IcebergError,
+    IcebergWarning,
+    NamespaceNotEmpty,
+    NotFound,
+    ValidationError,
+)
+from icenb.io.file_io import FileIO, join_location
+from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
 from icenb.io.metadata_files import load_table_metadata, load_view_metadata_file
-from icenb.spec.table_metadata import TableMetadata
+from icenb.spec.manifest import ManifestFile
+from icenb.spec.snapshot import MetadataLogEntry
+from icenb.spec.table_metadata import TableMetadata, to_json_string
 from icenb.spec.view_metadata import ViewMetadata
 
 __all__ = [
+    "GC_ENABLED",
+    "METADATA_COMPRESSION",
+    "METADATA_DELETE_AFTER_COMMIT",
+    "METADATA_PREVIOUS_VERSIONS_MAX",
+    "WRITE_METADATA_PATH",
     "Catalog",
     "Identifier",
     "LoadedTable",
     "LoadedView",
     "NamespaceLike",
+    "NamespaceNotEmpty",
+    "PropertiesUpdateSummary",
     "identifier_to_string",
+    "metadata_file_bytes",
+    "next_metadata_log",
+    "purge_table_files",
+    "reachable_files",
     "to_identifier",
     "to_namespace",
 ]
+
+# Table properties the catalogs honour (names and defaults of Iceberg Java's TableProperties).
+#: ``none`` or ``gzip``: how new metadata files are written (gzip: ``*.gz.metadata.json``).
+METADATA_COMPRESSION = "write.metadata.compression-codec"
+#: How many previous metadata files the ``metadata-log`` keeps (default 100, at least 1).
+METADATA_PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
+METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT = 100
+#: ``true``: delete metadata files that fall off the ``metadata-log`` after a commit.
+METADATA_DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
+#: Where metastore-layout catalogs put metadata files (default ``<location>/metadata``).
+WRITE_METADATA_PATH = "write.metadata.path"
+#: ``false``: a purge deletes no data or delete files (they may belong to another table).
+GC_ENABLED = "gc.enabled"
+
+
+class PropertiesUpdateSummary(NamedTuple):
+    """What ``update_namespace_properties`` did (keys sorted), as PyIceberg reports it."""
+
+    removed: list[str]
+    updated: list[str]
+    missing: list[str]
 
 #: Namespace levels followed by a table or view name.
 Identifier = tuple[str, ...]
@@ -78,6 +133,150 @@ def warehouse_location(warehouse: str | os.PathLike[str]) -> str:
 def identifier_to_string(identifier: Sequence[str]) -> str:
     """Levels joined with dots, for messages (``("db", "t")`` -> ``"db.t"``)."""
     return ".".join(identifier)
+
+
+# --------------------------------------------------------------------------- table properties
+
+
+def _bool_property(properties: Mapping[str, str], key: str, default: bool) -> bool:
+    """A boolean table property as Java's ``PropertyUtil`` reads it (``true`` ignoring case)."""
+    value = properties.get(key)
+    return default if value is None else str(value).strip().lower() == "true"
+
+
+def _int_property(properties: Mapping[str, str], key: str, default: int) -> int:
+    value = properties.get(key)
+    if value is None:
+        return default
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise ValidationError("table property must be an integer", field=key,
+                              value=value) from None
+
+
+def metadata_file_bytes(metadata: TableMetadata) -> tuple[bytes, bool]:
+    """The JSON bytes of a metadata file and whether to gzip them
+    (``write.metadata.compression-codec``: ``none``, the default, or ``gzip``, as Java)."""
+    codec = str(metadata.properties.get(METADATA_COMPRESSION, "none")).strip().lower()
+    if codec not in ("none", "gzip"):
+        raise ValidationError("unsupported metadata compression codec (use none or gzip)",
+                              field=METADATA_COMPRESSION, value=codec)
+    return to_json_string(metadata).encode("utf-8"), codec == "gzip"
+
+
+def next_metadata_log(metadata: TableMetadata, base_location: str | None,
+                      base_last_updated_ms: int | None) -> TableMetadata:
+    """``metadata`` with the base file appended to its ``metadata-log`` (unless it already is the
+    last entry) and the log cut to ``write.metadata.previous-versions-max`` (at least 1), as
+    Iceberg Java's ``TableMetadata.Builder`` (spec: Table Metadata Fields, ``metadata-log``)."""
+    log = list(metadata.metadata_log)
+    changed = False
+    if base_location is not None and (not log or log[-1].metadata_file != base_location):
+        if base_last_updated_ms is None:
+            raise ValidationError("the base metadata's last-updated-ms is needed to extend the "
+                                  "metadata-log", field="metadata-log", value=base_location)
+        log.append(MetadataLogEntry(base_last_updated_ms, base_location))
+        changed = True
+    keep = max(1, _int_property(metadata.properties, METADATA_PREVIOUS_VERSIONS_MAX,
+                                METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT))
+    if len(log) > keep:
+        log = log[len(log) - keep:]
+        changed = True
+    if not changed:
+        return metadata
+    return dataclasses.replace(metadata, metadata_log=tuple(log))
+
+
+# --------------------------------------------------------------------------- purge
+
+
+def _manifests_of(metadata: TableMetadata, io: FileIO,
+                  failures: list[tuple[str, str]]) -> dict[str, ManifestFile]:
+    manifests: dict[str, ManifestFile] = {}
+    for snapshot in metadata.snapshots:
+        try:
+            found = read_manifest_list(io, snapshot, metadata.format_version)
+        except IcebergError as e:  # a missing list: nothing more to find below it
+            failures.append((snapshot.manifest_list or str(snapshot.snapshot_id), str(e)))
+            continue
+        for manifest in found:
+            manifests.setdefault(manifest.manifest_path, manifest)
+    return manifests
+
+
+def _content_files(manifests: Sequence[ManifestFile], metadata: TableMetadata, io: FileIO,
+                   failures: list[tuple[str, str]]) -> set[str]:
+    """Every data and delete file (any status) named in the manifests."""
+    def paths(group: Sequence[ManifestFile]) -> set[str]:
+        table = read_manifest_entries(io, group, metadata.format_version,
+                                      columns=["data_file.file_path"])
+        column = table.column("data_file").combine_chunks().field("file_path")
+        return {p for p in column.to_pylist() if p is not None}
+
+    try:
+        return paths(manifests)
+    except IcebergError:  # find the unreadable ones; read the others
+        found: set[str] = set()
+        for manifest in manifests:
+            try:
+                found |= paths([manifest])
+            except IcebergError as e:
+                failures.append((manifest.manifest_path, str(e)))
+        return found
+
+
+def reachable_files(metadata: TableMetadata, io: FileIO, metadata_location: str | None = None, *,
+                    include_content: bool | None = None,
+                    failures: list[tuple[str, str]] | None = None) -> list[str]:
+    """Every file a purge deletes, as Iceberg Java's ``CatalogUtil.dropTableData``: data and
+    delete files of every manifest of every snapshot (unless ``gc.enabled`` is false or
+    ``include_content`` says otherwise), the manifests, the manifest lists, statistics and
+    partition statistics files, the ``metadata-log`` files and ``metadata_location``."""
+    failures = [] if failures is None else failures
+    if include_content is None:
+        include_content = _bool_property(metadata.properties, GC_ENABLED, True)
+    manifests = _manifests_of(metadata, io, failures)
+    files: dict[str, None] = {}
+    if include_content and manifests:
+        files.update(dict.fromkeys(sorted(_content_files(list(manifests.values()), metadata, io,
+                                                         failures))))
+    files.update(dict.fromkeys(manifests))
+    files.update(dict.fromkeys(s.manifest_list for s in metadata.snapshots
+                               if s.manifest_list is not None))
+    files.update(dict.fromkeys(s.statistics_path for s in metadata.statistics))
+    files.update(dict.fromkeys(s.statistics_path for s in metadata.partition_statistics))
+    files.update(dict.fromkeys(e.metadata_file for e in metadata.metadata_log))
+    if metadata_location is not None:
+        files[metadata_location] = None
+    return list(files)
+
+
+def _delete_all(io: FileIO, locations: Iterable[str]) -> list[tuple[str, str]]:
+    """Delete files (missing ones are fine), in parallel; the (location, error) that failed."""
+    def delete(location: str) -> tuple[str, str] | None:
+        try:
+            io.delete(location, missing_ok=True)
+        except IcebergError as e:
+            return location, str(e)
+        return None
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return [r for r in pool.map(delete, list(locations)) if r is not None]
+
+
+def purge_table_files(metadata: TableMetadata, io: FileIO,
+                      metadata_location: str | None = None) -> list[tuple[str, str]]:
+    """Delete every file :func:`reachable_files` finds; returns what could not be read or
+    deleted (location, reason) and warns about it, as Java logs and goes on."""
+    failures: list[tuple[str, str]] = []
+    files = reachable_files(metadata, io, metadata_location, failures=failures)
+    failures.extend(_delete_all(io, files))
+    if failures:
+        warnings.warn(IcebergWarning(
+            f"purge: {len(failures)} file(s) could not be read or deleted, e.g. "
+            f"{failures[0][0]}: {failures[0][1]}"), stacklevel=3)
+    return failures
 
 
 class LoadedTable(NamedTuple):
@@ -207,6 +406,97 @@ class Catalog(ABC):
             raise NotFound(f"view {identifier_to_string(ident)!r} of catalog {self._name!r}: "
                            "its metadata file does not exist", file=location) from None
         return LoadedView(ident, location, metadata, self._io, previous)
+
+    # ------------------------------------------------------------------ write side
+
+    @abstractmethod
+    def create_namespace(self, namespace: NamespaceLike,
+                         properties: Mapping[str, str] | None = None) -> None:
+        """Create a namespace (``AlreadyExists`` if it exists); parents need not exist."""
+
+    @abstractmethod
+    def drop_namespace(self, namespace: NamespaceLike) -> None:
+        """Drop an empty namespace (``NamespaceNotEmpty`` when it holds anything)."""
+
+    @abstractmethod
+    def update_namespace_properties(
+            self, namespace: NamespaceLike, removals: Iterable[str] = (),
+            updates: Mapping[str, str] | None = None) -> PropertiesUpdateSummary:
+        """Remove and set namespace properties in one step."""
+
+    def default_table_location(self, identifier: NamespaceLike) -> str:
+        """Where a new table of this name goes: its namespace's location plus the name."""
+        ident = to_identifier(identifier)
+        location = self.namespace_properties(ident[:-1]).get("location")
+        if not location:
+            raise ValidationError(f"catalog {self._name!r} has no warehouse and namespace "
+                                  f"{identifier_to_string(ident[:-1])!r} no location: give the "
+                                  "table a location", field="location", value=ident)
+        return join_location(location, ident[-1])
+
+    @abstractmethod
+    def create_table(self, identifier: NamespaceLike, metadata: TableMetadata) -> LoadedTable:
+        """Write the table's first metadata file and register it atomically
+        (``AlreadyExists`` if the name is taken, ``NoSuchNamespace`` without its namespace)."""
+
+    @abstractmethod
+    def commit_table(self, identifier: NamespaceLike, base_location: str | None,
+                     new_metadata: TableMetadata, *,
+                     base_metadata: TableMetadata | None = None) -> LoadedTable:
+        """Write ``new_metadata`` as the next metadata file and swap the pointer from
+        ``base_location`` to it atomically.
+
+        ``CommitConflict`` when the pointer is no longer ``base_location`` (the file written is
+        deleted again); ``CommitStateUnknown`` when the outcome cannot be told (the file is
+        kept). ``base_metadata`` (the metadata at ``base_location``) saves reading that file when
+        the ``metadata-log`` is extended or old files are deleted. ``base_location=None`` creates
+        the table.
+        """
+
+    @abstractmethod
+    def drop_table(self, identifier: NamespaceLike, purge: bool = False) -> None:
+        """Remove the table from the catalog; ``purge`` also deletes every file reachable from
+        its metadata (:func:`purge_table_files`)."""
+
+    @abstractmethod
+    def rename_table(self, identifier: NamespaceLike, new_identifier: NamespaceLike) -> None:
+        """Give a table another name (its files stay where they are)."""
+
+    @abstractmethod
+    def register_table(self, identifier: NamespaceLike, metadata_location: str) -> LoadedTable:
+        """Add an existing table to the catalog by its metadata file."""
+
+    def _prepare_commit(self, ident: Identifier, base_location: str, new_metadata: TableMetadata,
+                        base_metadata: TableMetadata | None) -> TableMetadata:
+        """``new_metadata`` with its ``metadata-log`` extended and cut (see the module doc)."""
+        log = new_metadata.metadata_log
+        timestamp = None
+        if not log or log[-1].metadata_file != base_location:
+            base = base_metadata or self._read_table_metadata(ident, base_location)
+            timestamp = base.last_updated_ms
+        return next_metadata_log(new_metadata, base_location, timestamp)
+
+    def _delete_removed_metadata(self, ident: Identifier, base_location: str,
+                                 base_metadata: TableMetadata | None,
+                                 committed: TableMetadata, new_location: str) -> None:
+        """After a commit: delete metadata files that fell off the log, when the table says so
+        (``write.metadata.delete-after-commit.enabled``); failures are ignored, as Java."""
+        if not _bool_property(committed.properties, METADATA_DELETE_AFTER_COMMIT, False):
+            return
+        try:
+            base = base_metadata or self._read_table_metadata(ident, base_location)
+        except IcebergError:
+            return
+        kept = {e.metadata_file for e in committed.metadata_log} | {new_location}
+        removed = [e.metadata_file for e in base.metadata_log if e.metadata_file not in kept]
+        _delete_all(self._io, removed)
+
+    def _conflict(self, ident: Identifier, base_location: str,
+                  current: str | None) -> CommitConflict:
+        now = "the table no longer exists" if current is None else f"it is now {current}"
+        return CommitConflict(f"table {identifier_to_string(ident)!r} of catalog {self._name!r} "
+                              f"changed: the commit was based on {base_location}, {now}",
+                              field="metadata_location", value=base_location)
 
     # ------------------------------------------------------------------ helpers
 

@@ -12,28 +12,97 @@ Decisions where Java is silent or differs:
 - A table directory is recognised by any metadata file name icenb can read (``v<N>`` or
   ``<N>-<uuid>``, plain or gzip) or by ``version-hint.text``; Java looks for names ending in
   ``.metadata.json`` only. The current file is found as ``icenb.open`` finds it.
+
+Write side (spec: "File System Tables"; Java's ``HadoopTableOperations``): a commit based on
+``v<N>`` creates ``v<N+1>.metadata.json`` (``v<N+1>.gz.metadata.json`` with gzip) with an atomic
+create-if-absent: on a local filesystem a fully written hidden temporary file is hard-linked to
+the final name (``os.link`` fails when the name exists; ``O_EXCL`` where links are not
+supported), never renamed over it, so of two writers based on ``v<N>`` exactly one wins and the
+other gets ``CommitConflict``. Then ``version-hint.text`` is replaced (best effort, as Java:
+readers also probe newer versions) and, with ``write.metadata.delete-after-commit.enabled``,
+metadata files that fell off the ``metadata-log`` are deleted. Two encodings of one version
+(plain and gzip, when a racing commit changes the codec) are detected after the create: the
+later writer sees the earlier one's file and withdraws its own.
+
+Object stores and HDFS: pyarrow offers no conditional put, so the create is check-then-write
+and two racing writers can both succeed (the last write wins); a read-back of the file narrows
+that window but cannot close it. Use the SQL catalog when several writers share a warehouse
+on object storage.
+
+Decisions where Java is silent or differs, write side: a table needs an existing namespace
+(Java's HadoopCatalog creates the directories); ``create_table`` requires the table's location
+to be its directory (as Java); namespaces have no properties (``UnsupportedFeature``, as Java);
+``drop_table`` deletes the table directory with everything in it, also without ``purge`` (as
+Java: the table *is* the directory), and ``purge`` first deletes the reachable files that live
+elsewhere; ``rename_table`` is ``UnsupportedFeature`` (as Java).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import posixpath
+import warnings
+from collections.abc import Iterable, Mapping
+
+import pyarrow as pa
 
 from icenb.catalog.base import (
     Catalog,
     Identifier,
+    LoadedTable,
     NamespaceLike,
+    NamespaceNotEmpty,
+    PropertiesUpdateSummary,
     identifier_to_string,
+    metadata_file_bytes,
+    purge_table_files,
     to_identifier,
     to_namespace,
     warehouse_location,
 )
-from icenb.errors import NoSuchNamespace, NoSuchTable, NoSuchView, NotFound, ValidationError
-from icenb.io.file_io import FileIO, join_location
-from icenb.io.metadata_files import VERSION_HINT, find_current_metadata, parse_metadata_file_name
+from icenb.errors import (
+    AlreadyExists,
+    CommitConflict,
+    CommitStateUnknown,
+    FileIOError,
+    IcebergError,
+    IcebergWarning,
+    NoSuchNamespace,
+    NoSuchTable,
+    NoSuchView,
+    NotFound,
+    UnsupportedFeature,
+    ValidationError,
+)
+from icenb.io.file_io import FileIO, join_location, parse_location
+from icenb.io.metadata_files import (
+    VERSION_HINT,
+    decode_metadata_bytes,
+    find_current_metadata,
+    hadoop_metadata_file_name,
+    load_table_metadata,
+    parse_metadata_file_name,
+    write_metadata_file,
+)
+from icenb.spec.table_metadata import TableMetadata, table_metadata_from_json
 
 __all__ = ["FilesystemCatalog"]
 
 _FORBIDDEN_LEVELS = frozenset({".", ".."})
+# Every name one Hadoop version can have (Java's order); a commit checks for rivals among them.
+_HADOOP_EXTENSIONS = (".metadata.json", ".gz.metadata.json", ".metadata.json.gz")
+_IO_ERRORS = (OSError, pa.ArrowException)
+
+
+def _same_location(a: str, b: str) -> bool:
+    """Whether two locations name the same directory (``file:`` forms and trailing slashes)."""
+    try:
+        sa, aa, pa_ = parse_location(a)
+        sb, ab, pb = parse_location(b)
+    except IcebergError:
+        return False
+    return (sa, aa, pa_.rstrip("/")) == (sb, ab, pb.rstrip("/"))
 
 
 def _check_level(level: str, what: str) -> None:
@@ -165,3 +234,224 @@ class FilesystemCatalog(Catalog):
         raise NoSuchView(f"view {identifier_to_string(ident)!r} does not exist in catalog "
                          f"{self._name!r}: a filesystem catalog has no views",
                          file=self.table_location(ident), value=ident)
+
+    # ------------------------------------------------------------------ write side: namespaces
+
+    def _make_dirs(self, location: str) -> None:
+        fs, path = self._io.resolve(location)
+        try:
+            fs.create_dir(path, recursive=True)
+        except _IO_ERRORS as e:
+            raise FileIOError(f"cannot create directory: {e}", file=location) from None
+
+    def create_namespace(self, namespace: NamespaceLike,
+                         properties: Mapping[str, str] | None = None) -> None:
+        """Create the namespace's directory (and missing parents, as Java's ``mkdirs``)."""
+        ns = to_namespace(namespace)
+        location = self.namespace_location(ns)
+        if properties:
+            raise UnsupportedFeature("a filesystem catalog stores no namespace properties (as "
+                                     "Iceberg Java's HadoopCatalog)", field="properties",
+                                     value=dict(properties))
+        if not ns:
+            raise AlreadyExists("the root namespace always exists", file=location)
+        entry = self._io.stat(location)
+        if entry is not None:
+            what = ("a table" if self._is_table_dir(location)
+                    else "a namespace" if entry.is_dir else "a file")
+            raise AlreadyExists(f"cannot create namespace {identifier_to_string(ns)!r}: {what} "
+                                "is there", file=location, value=ns)
+        self._make_dirs(location)
+
+    def drop_namespace(self, namespace: NamespaceLike) -> None:
+        """Remove an empty namespace directory (any entry in it makes it non-empty, as Java)."""
+        ns = to_namespace(namespace)
+        if not ns:
+            raise ValidationError("the root namespace cannot be dropped", field="namespace",
+                                  value=ns)
+        location = self.namespace_location(ns)
+        self._require_namespace(ns)
+        entries = self._io.list_dir(location)
+        if entries:
+            raise self._not_empty(ns, location, [e.name for e in entries])
+        fs, path = self._io.resolve(location)
+        try:
+            if fs.type_name == "local":
+                os.rmdir(path)  # fails if something appeared meanwhile
+            else:
+                fs.delete_dir(path)
+        except OSError as e:
+            if e.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise self._not_empty(ns, location, []) from None
+            raise FileIOError(f"cannot remove directory: {e}", file=location) from None
+        except pa.ArrowException as e:
+            raise FileIOError(f"cannot remove directory: {e}", file=location) from None
+
+    def _not_empty(self, ns: tuple[str, ...], location: str, names: list[str]) -> Exception:
+        shown = f" ({', '.join(sorted(names)[:5])}{', ...' if len(names) > 5 else ''})"
+        return NamespaceNotEmpty(f"namespace {identifier_to_string(ns)!r} is not empty"
+                                 f"{shown if names else ''}", file=location, value=ns)
+
+    def update_namespace_properties(
+            self, namespace: NamespaceLike, removals: Iterable[str] = (),
+            updates: Mapping[str, str] | None = None) -> PropertiesUpdateSummary:
+        """``UnsupportedFeature`` unless there is nothing to do: no properties in this layout."""
+        ns = to_namespace(namespace)
+        self._require_namespace(ns)
+        removing = list(removals)
+        if removing or updates:
+            raise UnsupportedFeature("a filesystem catalog stores no namespace properties (as "
+                                     "Iceberg Java's HadoopCatalog)", field="properties",
+                                     value={"removals": removing, "updates": dict(updates or {})})
+        return PropertiesUpdateSummary([], [], [])
+
+    # ------------------------------------------------------------------ write side: tables
+
+    def default_table_location(self, identifier: NamespaceLike) -> str:
+        """The table's directory: the only location a filesystem catalog allows."""
+        return self.table_location(identifier)
+
+    def _metadata_dir(self, ident: Identifier) -> str:
+        return join_location(self.table_location(ident), "metadata")
+
+    def create_table(self, identifier: NamespaceLike, metadata: TableMetadata) -> LoadedTable:
+        """Write ``metadata/v1.metadata.json`` in the table's directory (create-if-absent)."""
+        ident = to_identifier(identifier)
+        location = self.table_location(ident)
+        if not _same_location(metadata.location, location):
+            raise ValidationError("a table of a filesystem catalog lives in its directory (as "
+                                  f"Java's HadoopCatalog): its location must be {location}",
+                                  field="location", value=metadata.location)
+        return self._create(ident, metadata)
+
+    def _create(self, ident: Identifier, metadata: TableMetadata) -> LoadedTable:
+        self._require_namespace(ident[:-1])
+        location = self.table_location(ident)
+        exists = AlreadyExists(f"table {identifier_to_string(ident)!r} already exists in "
+                               f"catalog {self._name!r}", file=location, value=ident)
+        if self._is_table_dir(location):
+            raise exists
+        if self._is_dir(location) and self._io.list_dir(location):
+            raise AlreadyExists(f"cannot create table {identifier_to_string(ident)!r}: a "
+                                "namespace with that name exists", file=location, value=ident)
+        try:
+            new_location, committed = self._write_version(ident, 1, metadata)
+        except (AlreadyExists, CommitConflict):
+            raise exists from None
+        self._write_version_hint(ident, 1)
+        return LoadedTable(ident, new_location, committed, self._io, None)
+
+    def commit_table(self, identifier: NamespaceLike, base_location: str | None,
+                     new_metadata: TableMetadata, *,
+                     base_metadata: TableMetadata | None = None) -> LoadedTable:
+        """Create ``v<N+1>.metadata.json`` when ``base_location`` is the current ``v<N>``."""
+        ident = to_identifier(identifier)
+        if base_location is None:
+            return self.create_table(ident, new_metadata)
+        try:
+            current = self._table_pointer(ident)[0]
+        except NoSuchTable:
+            raise self._conflict(ident, base_location, None) from None
+        if current != base_location:
+            raise self._conflict(ident, base_location, current)
+        parsed = parse_metadata_file_name(posixpath.basename(current))
+        if parsed is None or parsed.layout != "hadoop":
+            raise UnsupportedFeature("cannot commit to a filesystem-catalog table whose current "
+                                     "metadata file is not named v<N>.metadata.json",
+                                     file=current)
+        prepared = self._prepare_commit(ident, base_location, new_metadata, base_metadata)
+        version = parsed.version + 1
+        try:
+            new_location, committed = self._write_version(ident, version, prepared)
+        except AlreadyExists as e:
+            raise self._conflict(ident, base_location, e.file) from None
+        self._write_version_hint(ident, version)
+        self._delete_removed_metadata(ident, base_location, base_metadata, committed,
+                                      new_location)
+        return LoadedTable(ident, new_location, committed, self._io, base_location)
+
+    def _write_version(self, ident: Identifier, version: int,
+                       metadata: TableMetadata) -> tuple[str, TableMetadata]:
+        """Create version ``version``'s file (``AlreadyExists`` if taken); the location and the
+        metadata as written."""
+        data, gzip = metadata_file_bytes(metadata)
+        metadata_dir = self._metadata_dir(ident)
+        name = hadoop_metadata_file_name(version, gzip=gzip)
+        location = join_location(metadata_dir, name)
+        atomic = self._io.supports_atomic_create(location)
+        try:
+            write_metadata_file(location, data, self._io, gzip=gzip)
+        except FileIOError as e:
+            # Local: nothing was created. Elsewhere the upload may have gone through.
+            if atomic or not self._io.exists(location):
+                raise
+            if not self._holds(location, data):
+                raise CommitStateUnknown(f"writing the metadata file failed ({e.message}) and "
+                                         "it cannot be told whether it was written",
+                                         file=location) from None
+        if not atomic and not self._holds(location, data):
+            raise CommitConflict("another commit overwrote this version's metadata file (the "
+                                 "filesystem has no atomic create)", file=location)
+        for ext in _HADOOP_EXTENSIONS:
+            rival = join_location(metadata_dir, f"v{version}{ext}")
+            if rival != location and self._io.exists(rival):
+                self._io.delete(location, missing_ok=True)
+                raise AlreadyExists("another commit wrote the same version at the same time",
+                                    file=rival)
+        return location, table_metadata_from_json(data, file=location)
+
+    def _holds(self, location: str, data: bytes) -> bool:
+        """Whether ``location`` holds the metadata ``data`` (False when it cannot be read)."""
+        try:
+            return decode_metadata_bytes(self._io.new_input(location).read(), location) == data
+        except IcebergError:
+            return False
+
+    def _write_version_hint(self, ident: Identifier, version: int) -> None:
+        """Replace ``version-hint.text`` unless it already names a newer version (best effort,
+        as Java's ``writeVersionHint``: readers probe newer versions anyway)."""
+        hint = join_location(self._metadata_dir(ident), VERSION_HINT)
+        try:
+            try:
+                text = self._io.new_input(hint).read().decode("utf-8", "replace").strip()
+                if text.isdigit() and int(text) >= version:
+                    return
+            except NotFound:
+                pass
+            self._io.new_output(hint).create(str(version).encode("ascii"), overwrite=True)
+        except IcebergError:
+            pass
+
+    def drop_table(self, identifier: NamespaceLike, purge: bool = False) -> None:
+        """Delete the table directory (as Java's HadoopCatalog); ``purge`` first deletes every
+        file reachable from the current metadata, wherever it lives."""
+        ident = to_identifier(identifier)
+        location = self.table_location(ident)
+        current = self._table_pointer(ident)[0]
+        if purge:
+            try:
+                metadata = self._read_table_metadata(ident, current)
+            except IcebergError as e:
+                warnings.warn(IcebergWarning(f"purge skipped, the metadata cannot be read: {e}"),
+                              stacklevel=2)
+            else:
+                purge_table_files(metadata, self._io, current)
+        fs, path = self._io.resolve(location)
+        try:
+            fs.delete_dir(path)
+        except _IO_ERRORS as e:
+            raise FileIOError(f"cannot delete the table directory: {e}", file=location) from None
+
+    def rename_table(self, identifier: NamespaceLike, new_identifier: NamespaceLike) -> None:
+        """``UnsupportedFeature``: a table is its directory (as Java's HadoopCatalog)."""
+        ident = to_identifier(identifier)
+        raise UnsupportedFeature("a filesystem catalog cannot rename tables (as Iceberg Java's "
+                                 "HadoopCatalog)", file=self.table_location(ident),
+                                 value=(ident, to_identifier(new_identifier)))
+
+    def register_table(self, identifier: NamespaceLike, metadata_location: str) -> LoadedTable:
+        """Copy an existing metadata file in as the table's ``v1.metadata.json`` (as Java's
+        ``registerTable`` on a HadoopCatalog); the table's files stay where they are."""
+        ident = to_identifier(identifier)
+        metadata = load_table_metadata(metadata_location, self._io)
+        return self._create(ident, metadata)

@@ -17,30 +17,64 @@ Several catalogs can share one database: every query is restricted to ``catalog_
 
 Only Python's ``sqlite3`` is used. Reads open the database read-only, one short connection per
 call, so a reader never holds a lock and never creates a database file.
+
+Write side. Every change is one SQLite transaction started with ``BEGIN IMMEDIATE`` (the write
+lock is taken first, so checks and changes see the same state) on a connection that waits up to
+30 s for the lock: several processes can write one catalog at once. The journal stays in
+SQLite's default rollback mode (no ``-wal`` files; a writer killed mid-transaction is rolled back
+by the next connection). A database without the catalog tables gets them as Iceberg Java's
+``JdbcCatalog`` creates them with ``jdbc.schema-version=V1`` (its ``CREATE TABLE`` statements
+then the ``ALTER TABLE ... ADD COLUMN iceberg_type``); PyIceberg's ``SqlCatalog`` opens and writes
+that schema as its own. A commit writes
+``<location>/metadata/<NNNNN>-<uuid>.metadata.json`` (spec: "Metastore Tables"; ``NNNNN`` is the
+base's version plus one; ``write.metadata.path`` moves the directory, gzip gives
+``.gz.metadata.json``) and then swaps the pointer with Java's check-and-put
+``UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? WHERE ... AND
+metadata_location = ?``: one row changed or ``CommitConflict``.
+
+Decisions where Java is silent or differs, write side: a table needs an existing namespace (Java
+only checks in ``jdbc.strict-mode``; PyIceberg always does); dropping a namespace also requires
+it to hold no views and no child namespaces (Java checks tables only, and a namespace with
+children would not disappear); the reserved ``exists`` property cannot be set or removed, and a
+namespace whose last property is removed keeps an ``exists`` row, and ``exists`` is stored only
+for a namespace created without properties (PyIceberg's way: it shows stored rows verbatim, and
+Java hides ``exists`` either way); a database with a V0 schema is written as V0 (never migrated).
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import sqlite3
 import urllib.parse
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import uuid
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from icenb.catalog.base import (
+    WRITE_METADATA_PATH,
     Catalog,
     Identifier,
+    LoadedTable,
     NamespaceLike,
+    NamespaceNotEmpty,
+    PropertiesUpdateSummary,
     identifier_to_string,
+    metadata_file_bytes,
+    purge_table_files,
     to_identifier,
     to_namespace,
     warehouse_location,
 )
 from icenb.errors import (
+    AlreadyExists,
+    CommitStateUnknown,
     CorruptFile,
     FileIOError,
     IcebergError,
+    IcebergWarning,
     InvalidMetadata,
     NoSuchNamespace,
     NoSuchTable,
@@ -50,6 +84,13 @@ from icenb.errors import (
     ValidationError,
 )
 from icenb.io.file_io import FileIO, join_location
+from icenb.io.metadata_files import (
+    load_table_metadata,
+    metastore_metadata_file_name,
+    parse_metadata_file_name,
+    write_metadata_file,
+)
+from icenb.spec.table_metadata import TableMetadata, table_metadata_from_json
 
 __all__ = [
     "NAMESPACE_EXISTS_PROPERTY",
@@ -70,6 +111,50 @@ _REQUIRED_COLUMNS = ("catalog_name", "table_namespace", "table_name", "metadata_
 _PROPERTY_COLUMNS = ("catalog_name", "namespace", "property_key", "property_value")
 _BUSY_TIMEOUT_S = 30.0
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_SQLITE_READONLY_ROLLBACK = 776  # SQLITE_READONLY | (3 << 8): a hot journal, read-only handle
+
+# Iceberg Java's JdbcUtil statements, verbatim, so a new database has exactly Java's schema:
+# V0_CREATE_CATALOG_SQL, V1_UPDATE_CATALOG_SQL, CREATE_NAMESPACE_PROPERTIES_TABLE_SQL.
+CREATE_TABLES_SQL = (
+    "CREATE TABLE iceberg_tables(catalog_name VARCHAR(255) NOT NULL,"
+    "table_namespace VARCHAR(255) NOT NULL,table_name VARCHAR(255) NOT NULL,"
+    "metadata_location VARCHAR(1000),previous_metadata_location VARCHAR(1000),"
+    "PRIMARY KEY (catalog_name, table_namespace, table_name))")
+ADD_TYPE_COLUMN_SQL = "ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)"
+CREATE_NAMESPACE_PROPERTIES_SQL = (
+    "CREATE TABLE iceberg_namespace_properties(catalog_name VARCHAR(255) NOT NULL,"
+    "namespace VARCHAR(255) NOT NULL,property_key VARCHAR(255),property_value VARCHAR(1000),"
+    "PRIMARY KEY (catalog_name, namespace, property_key))")
+_TABLE_FILTER = f"AND (iceberg_type = '{TABLE_TYPE}' OR iceberg_type IS NULL)"
+_ROW_WHERE = "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?"
+
+
+class _OutcomeUnknown(Exception):
+    """COMMIT itself failed: whether the transaction landed must be checked."""
+
+    def __init__(self, error: IcebergError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _check_properties(properties: Mapping[str, str] | None) -> dict[str, str]:
+    """Namespace properties to store: string keys and values; ``exists`` is reserved."""
+    out: dict[str, str] = {}
+    for key, value in (properties or {}).items():
+        if not isinstance(key, str) or not key or not isinstance(value, str):
+            raise ValidationError("namespace properties are non-empty string keys with string "
+                                  "values", field="properties", value={key: value})
+        if key == NAMESPACE_EXISTS_PROPERTY:
+            raise ValidationError("cannot set the reserved namespace property 'exists'",
+                                  field="properties", value=key)
+        out[key] = value
+    return out
+
+
+def _metadata_dir(metadata: TableMetadata) -> str:
+    """``write.metadata.path`` or ``<location>/metadata`` (Java's ``metadataFileLocation``)."""
+    path = metadata.properties.get(WRITE_METADATA_PATH)
+    return path.rstrip("/") if path else join_location(metadata.location, "metadata")
 
 
 def sqlite_path(uri: str | os.PathLike[str]) -> str:
@@ -154,6 +239,11 @@ class SqlCatalog(Catalog):
         return self._path
 
     @property
+    def uri(self) -> str:
+        """The database as PyIceberg's ``SqlCatalog`` takes it (``sqlite:////abs/path``)."""
+        return "sqlite:///" + self._path
+
+    @property
     def warehouse(self) -> str | None:
         """The warehouse location, if one was given."""
         return self._warehouse
@@ -175,12 +265,30 @@ class SqlCatalog(Catalog):
         uri = "file:" + urllib.parse.quote(self._path) + "?mode=ro"
         try:
             conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError as e:
+                if getattr(e, "sqlite_errorcode", None) != _SQLITE_READONLY_ROLLBACK:
+                    raise
+                # A writer died mid-transaction: a read-only connection cannot roll its journal
+                # back, a read-write one does so on first read.
+                conn.close()
+                self._recover(uri.replace("?mode=ro", "?mode=rw"))
+                conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S)
         except sqlite3.Error as e:
             raise self._sql_error(e) from None
         try:
             yield conn
         except sqlite3.Error as e:
             raise self._sql_error(e) from None
+        finally:
+            conn.close()
+
+    def _recover(self, uri: str) -> None:
+        """Let SQLite roll back a hot journal (a read on a read-write connection does it)."""
+        conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         finally:
             conn.close()
 
@@ -370,6 +478,370 @@ class SqlCatalog(Catalog):
                              f"catalog {self._name!r}{detail}", file=self._path,
                              value=identifier)
         return self._pointer(identifier, row[0], "view"), row[1]
+
+
+    # ------------------------------------------------------------------ write side: plumbing
+
+    def _open_rw(self) -> sqlite3.Connection:
+        parent = os.path.dirname(self._path)
+        if not os.path.isdir(parent):
+            raise NotFound(f"the directory of SQL catalog {self._name!r}'s database does not "
+                           "exist", file=parent)
+        try:
+            # isolation_level=None: transactions are begun and ended explicitly below.
+            return sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as e:
+            raise self._sql_error(e) from None
+
+    @contextmanager
+    def _transaction(self) -> Iterator[tuple[sqlite3.Connection, bool]]:
+        """A write transaction holding SQLite's write lock from the start (``BEGIN IMMEDIATE``),
+        with the catalog tables present; yields (connection, schema has ``iceberg_type``).
+
+        An exception in the body rolls back. A failing ``COMMIT`` raises ``_OutcomeUnknown``.
+        """
+        conn = self._open_rw()
+        try:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                v1 = self._ensure_schema(conn)
+            except sqlite3.Error as e:
+                raise self._sql_error(e) from None
+            try:
+                yield conn, v1
+            except sqlite3.Error as e:
+                raise self._sql_error(e) from None
+            try:
+                self._end_transaction(conn)
+            except sqlite3.Error as e:
+                raise _OutcomeUnknown(self._sql_error(e)) from None
+        finally:
+            conn.close()  # rolls back a transaction still open
+
+    def _end_transaction(self, conn: sqlite3.Connection) -> None:
+        conn.execute("COMMIT")
+
+    def _ensure_schema(self, conn: sqlite3.Connection) -> bool:
+        """Create missing catalog tables (Java's V1 schema); whether ``iceberg_type`` exists."""
+        tables = self._columns(conn, TABLES_TABLE)
+        if tables is None:
+            conn.execute(CREATE_TABLES_SQL)
+            conn.execute(ADD_TYPE_COLUMN_SQL)
+            v1 = True
+        else:
+            missing = [c for c in _REQUIRED_COLUMNS if c not in tables]
+            if missing:
+                raise InvalidMetadata(f"{TABLES_TABLE} lacks the column(s) {', '.join(missing)}",
+                                      file=self._path, field=TABLES_TABLE)
+            v1 = "iceberg_type" in tables
+        if self._columns(conn, NAMESPACE_PROPERTIES_TABLE) is None:
+            conn.execute(CREATE_NAMESPACE_PROPERTIES_SQL)
+        return v1
+
+    def initialize(self) -> None:
+        """Create the database file and the catalog tables when missing (idempotent)."""
+        with self._transaction():
+            pass
+
+    def _namespaces_in(self, conn: sqlite3.Connection) -> set[tuple[str, ...]]:
+        found = {_split_namespace(text) for (text,) in conn.execute(
+            f"SELECT DISTINCT table_namespace FROM {TABLES_TABLE} WHERE catalog_name = ?",
+            (self._name,))}
+        found |= {_split_namespace(text) for (text,) in conn.execute(
+            f"SELECT DISTINCT namespace FROM {NAMESPACE_PROPERTIES_TABLE} WHERE catalog_name = ?",
+            (self._name,))}
+        return found
+
+    def _namespace_exists_in(self, conn: sqlite3.Connection, ns: tuple[str, ...]) -> bool:
+        return not ns or any(n[:len(ns)] == ns for n in self._namespaces_in(conn))
+
+    def _row_type(self, conn: sqlite3.Connection, v1: bool, ident: Identifier) -> str | None:
+        """``TABLE`` or ``VIEW`` for an existing row of this name, None when there is none."""
+        column = "iceberg_type" if v1 else "NULL"
+        row = conn.execute(f"SELECT {column} FROM {TABLES_TABLE} {_ROW_WHERE}",
+                           (self._name, _join_namespace(ident[:-1]), ident[-1])).fetchone()
+        if row is None:
+            return None
+        return VIEW_TYPE if row[0] == VIEW_TYPE else TABLE_TYPE
+
+    def _discard(self, location: str) -> None:
+        """Delete a metadata file a failed commit wrote (best effort)."""
+        with suppress(IcebergError):
+            self._io.delete(location, missing_ok=True)
+
+    # ------------------------------------------------------------------ write side: namespaces
+
+    def create_namespace(self, namespace: NamespaceLike,
+                         properties: Mapping[str, str] | None = None) -> None:
+        """Store the namespace's properties, or ``exists = 'true'`` when there are none (as
+        PyIceberg; Java always adds it, but PyIceberg would then show it as a property)."""
+        ns = to_namespace(namespace)
+        text = _join_namespace(ns)
+        if not ns:
+            raise AlreadyExists("the root namespace always exists", file=self._path)
+        rows = _check_properties(properties) or {NAMESPACE_EXISTS_PROPERTY: "true"}
+        try:
+            with self._transaction() as (conn, _):
+                if self._namespace_exists_in(conn, ns):
+                    raise AlreadyExists(f"namespace {identifier_to_string(ns)!r} already exists "
+                                        f"in catalog {self._name!r}", file=self._path, value=ns)
+                conn.executemany(
+                    f"INSERT INTO {NAMESPACE_PROPERTIES_TABLE} (catalog_name, namespace, "
+                    "property_key, property_value) VALUES (?,?,?,?)",
+                    [(self._name, text, k, v) for k, v in rows.items()])
+        except _OutcomeUnknown as e:
+            raise e.error from None
+
+    def drop_namespace(self, namespace: NamespaceLike) -> None:
+        """Delete an empty namespace's properties (no tables, views or child namespaces)."""
+        ns = to_namespace(namespace)
+        text = _join_namespace(ns)
+        if not ns:
+            raise ValidationError("the root namespace cannot be dropped", field="namespace",
+                                  value=ns)
+        try:
+            with self._transaction() as (conn, _):
+                known = self._namespaces_in(conn)
+                if not any(n[:len(ns)] == ns for n in known):
+                    raise self._no_such_namespace(ns)
+                names = [str(r[0]) for r in conn.execute(
+                    f"SELECT table_name FROM {TABLES_TABLE} WHERE catalog_name = ? AND "
+                    "table_namespace = ?", (self._name, text))]
+                children = sorted(identifier_to_string(n) for n in known
+                                  if len(n) > len(ns) and n[:len(ns)] == ns)
+                if names or children:
+                    shown = sorted(names)[:5] + children[:5]
+                    raise NamespaceNotEmpty(
+                        f"namespace {identifier_to_string(ns)!r} is not empty: {len(names)} "
+                        f"table(s) or view(s), {len(children)} namespace(s) below it "
+                        f"({', '.join(shown)})", file=self._path, value=ns)
+                conn.execute(f"DELETE FROM {NAMESPACE_PROPERTIES_TABLE} WHERE catalog_name = ? "
+                             "AND namespace = ?", (self._name, text))
+        except _OutcomeUnknown as e:
+            raise e.error from None
+
+    def update_namespace_properties(
+            self, namespace: NamespaceLike, removals: Iterable[str] = (),
+            updates: Mapping[str, str] | None = None) -> PropertiesUpdateSummary:
+        """Remove then set properties in one transaction; keys both removed and set, and the
+        reserved ``exists``, are rejected."""
+        ns = to_namespace(namespace)
+        text = _join_namespace(ns)
+        if not ns:
+            raise ValidationError("the root namespace has no properties", field="namespace",
+                                  value=ns)
+        removing = sorted(set(removals))
+        setting = _check_properties(updates)
+        both = sorted(set(removing) & set(setting))
+        if both:
+            raise ValidationError("a property cannot be both removed and set", field="properties",
+                                  value=both)
+        if NAMESPACE_EXISTS_PROPERTY in removing:
+            raise ValidationError("cannot remove the reserved namespace property 'exists'",
+                                  field="properties", value=NAMESPACE_EXISTS_PROPERTY)
+        where = "WHERE catalog_name = ? AND namespace = ?"
+        try:
+            with self._transaction() as (conn, _):
+                if not self._namespace_exists_in(conn, ns):
+                    raise self._no_such_namespace(ns)
+                current = {str(k) for (k,) in conn.execute(
+                    f"SELECT property_key FROM {NAMESPACE_PROPERTIES_TABLE} {where}",
+                    (self._name, text))}
+                removed = [k for k in removing if k in current]
+                missing = [k for k in removing if k not in current]
+                conn.executemany(f"DELETE FROM {NAMESPACE_PROPERTIES_TABLE} {where} AND "
+                                 "property_key = ?", [(self._name, text, k) for k in removed])
+                for key, value in setting.items():
+                    if key in current:
+                        conn.execute(f"UPDATE {NAMESPACE_PROPERTIES_TABLE} SET property_value = ? "
+                                     f"{where} AND property_key = ?",
+                                     (value, self._name, text, key))
+                    else:
+                        conn.execute(f"INSERT INTO {NAMESPACE_PROPERTIES_TABLE} (catalog_name, "
+                                     "namespace, property_key, property_value) VALUES (?,?,?,?)",
+                                     (self._name, text, key, value))
+                left = conn.execute(f"SELECT count(*) FROM {NAMESPACE_PROPERTIES_TABLE} {where}",
+                                    (self._name, text)).fetchone()
+                if removed and (left is None or int(left[0]) == 0):
+                    conn.execute(f"INSERT INTO {NAMESPACE_PROPERTIES_TABLE} (catalog_name, "
+                                 "namespace, property_key, property_value) VALUES (?,?,?,?)",
+                                 (self._name, text, NAMESPACE_EXISTS_PROPERTY, "true"))
+        except _OutcomeUnknown as e:
+            raise e.error from None
+        return PropertiesUpdateSummary(removed, sorted(setting), missing)
+
+    # ------------------------------------------------------------------ write side: tables
+
+    def _write_new_metadata(self, metadata: TableMetadata,
+                            version: int) -> tuple[str, TableMetadata]:
+        """Create ``<NNNNN>-<uuid>.metadata.json``; its location and the metadata as written."""
+        data, gzip = metadata_file_bytes(metadata)
+        name = metastore_metadata_file_name(version, uuid.uuid4(), gzip=gzip)
+        location = join_location(_metadata_dir(metadata), name)
+        write_metadata_file(location, data, self._io, gzip=gzip)
+        return location, table_metadata_from_json(data, file=location)
+
+    def _insert_table_row(self, ident: Identifier, location: str) -> None:
+        """Register a new table row pointing at ``location`` (Java's create commit)."""
+        ns_text = _join_namespace(ident[:-1])
+        try:
+            with self._transaction() as (conn, v1):
+                if not self._namespace_exists_in(conn, ident[:-1]):
+                    raise self._no_such_namespace(ident[:-1])
+                kind = self._row_type(conn, v1, ident)
+                if kind is not None:
+                    raise AlreadyExists(f"{'view' if kind == VIEW_TYPE else 'table'} "
+                                        f"{identifier_to_string(ident)!r} already exists in "
+                                        f"catalog {self._name!r}", file=self._path, value=ident)
+                columns = ("catalog_name, table_namespace, table_name, metadata_location, "
+                           "previous_metadata_location")
+                args: tuple[Any, ...] = (self._name, ns_text, ident[-1], location, None)
+                if v1:
+                    columns += ", iceberg_type"
+                    args += (TABLE_TYPE,)
+                marks = ",".join("?" * len(args))
+                try:
+                    conn.execute(f"INSERT INTO {TABLES_TABLE} ({columns}) VALUES ({marks})", args)
+                except sqlite3.IntegrityError:
+                    raise AlreadyExists(f"table {identifier_to_string(ident)!r} already exists "
+                                        f"in catalog {self._name!r}", file=self._path,
+                                        value=ident) from None
+        except _OutcomeUnknown as e:
+            self._verify(ident, location, e.error)
+
+    def _verify(self, ident: Identifier, location: str, error: IcebergError) -> None:
+        """After a failed COMMIT: return if the row points at ``location``, raise ``error`` if it
+        does not, ``CommitStateUnknown`` if the row cannot be read."""
+        try:
+            row = self._row(ident, "tables")
+        except IcebergError as e:
+            raise CommitStateUnknown(f"committing table {identifier_to_string(ident)!r} failed "
+                                     f"({error.message}) and the catalog cannot be read to tell "
+                                     f"whether it landed ({e.message})", file=location) from None
+        if row is not None and row[0] == location:
+            return
+        raise error
+
+    def create_table(self, identifier: NamespaceLike, metadata: TableMetadata) -> LoadedTable:
+        """Write ``00000-<uuid>.metadata.json`` and insert the table's row."""
+        ident = to_identifier(identifier)
+        _join_namespace(ident[:-1])
+        location, committed = self._write_new_metadata(metadata, 0)
+        try:
+            self._insert_table_row(ident, location)
+        except CommitStateUnknown:
+            raise
+        except IcebergError:
+            self._discard(location)
+            raise
+        return LoadedTable(ident, location, committed, self._io, None)
+
+    def commit_table(self, identifier: NamespaceLike, base_location: str | None,
+                     new_metadata: TableMetadata, *,
+                     base_metadata: TableMetadata | None = None) -> LoadedTable:
+        """Write the next metadata file, then check-and-put the row's pointer."""
+        ident = to_identifier(identifier)
+        if base_location is None:
+            return self.create_table(ident, new_metadata)
+        _join_namespace(ident[:-1])
+        prepared = self._prepare_commit(ident, base_location, new_metadata, base_metadata)
+        parsed = parse_metadata_file_name(posixpath.basename(base_location))
+        location, committed = self._write_new_metadata(
+            prepared, parsed.version + 1 if parsed is not None else 0)
+        try:
+            self._swap(ident, base_location, location)
+        except CommitStateUnknown:
+            raise
+        except IcebergError:
+            self._discard(location)
+            raise
+        self._delete_removed_metadata(ident, base_location, base_metadata, committed, location)
+        return LoadedTable(ident, location, committed, self._io, base_location)
+
+    def _swap(self, ident: Identifier, base_location: str, location: str) -> None:
+        """Java's check-and-put: one row changes from ``base_location`` to ``location``."""
+        key = (self._name, _join_namespace(ident[:-1]), ident[-1])
+        try:
+            with self._transaction() as (conn, v1):
+                type_filter = _TABLE_FILTER if v1 else ""
+                cursor = conn.execute(
+                    f"UPDATE {TABLES_TABLE} SET metadata_location = ?, "
+                    f"previous_metadata_location = ? {_ROW_WHERE} AND metadata_location = ? "
+                    f"{type_filter}", (location, base_location, *key, base_location))
+                if cursor.rowcount != 1:
+                    row = conn.execute(f"SELECT metadata_location FROM {TABLES_TABLE} "
+                                       f"{_ROW_WHERE} {type_filter}", key).fetchone()
+                    raise self._conflict(ident, base_location,
+                                         None if row is None else str(row[0]))
+        except _OutcomeUnknown as e:
+            self._verify(ident, location, e.error)
+
+    def drop_table(self, identifier: NamespaceLike, purge: bool = False) -> None:
+        """Delete the table's row (as Java); ``purge`` then deletes every file reachable from
+        the metadata it pointed to."""
+        ident = to_identifier(identifier)
+        key = (self._name, _join_namespace(ident[:-1]), ident[-1])
+        metadata: TableMetadata | None = None
+        location: str | None = None
+        if purge:
+            location = self._table_pointer(ident)[0]
+            try:
+                metadata = self._read_table_metadata(ident, location)
+            except IcebergError as e:
+                warnings.warn(IcebergWarning(f"purge skipped, the metadata cannot be read: {e}"),
+                              stacklevel=2)
+        try:
+            with self._transaction() as (conn, v1):
+                cursor = conn.execute(f"DELETE FROM {TABLES_TABLE} {_ROW_WHERE} "
+                                      f"{_TABLE_FILTER if v1 else ''}", key)
+                if cursor.rowcount == 0:
+                    raise NoSuchTable(f"table {identifier_to_string(ident)!r} does not exist in "
+                                      f"catalog {self._name!r}", file=self._path, value=ident)
+        except _OutcomeUnknown as e:
+            raise e.error from None
+        if metadata is not None:
+            purge_table_files(metadata, self._io, location)
+
+    def rename_table(self, identifier: NamespaceLike, new_identifier: NamespaceLike) -> None:
+        """Move the table's row to another name (Java's ``renameTable``; files stay put)."""
+        src = to_identifier(identifier)
+        dst = to_identifier(new_identifier)
+        src_key = (self._name, _join_namespace(src[:-1]), src[-1])
+        dst_ns = _join_namespace(dst[:-1])
+        try:
+            with self._transaction() as (conn, v1):
+                if self._row_type(conn, v1, src) != TABLE_TYPE:
+                    raise NoSuchTable(f"table {identifier_to_string(src)!r} does not exist in "
+                                      f"catalog {self._name!r}", file=self._path, value=src)
+                if src == dst:
+                    return
+                if not self._namespace_exists_in(conn, dst[:-1]):
+                    raise self._no_such_namespace(dst[:-1])
+                kind = self._row_type(conn, v1, dst)
+                if kind is not None:
+                    raise AlreadyExists(f"cannot rename to {identifier_to_string(dst)!r}: a "
+                                        f"{kind.lower()} of that name exists", file=self._path,
+                                        value=dst)
+                try:
+                    cursor = conn.execute(
+                        f"UPDATE {TABLES_TABLE} SET table_namespace = ?, table_name = ? "
+                        f"{_ROW_WHERE} {_TABLE_FILTER if v1 else ''}", (dst_ns, dst[-1], *src_key))
+                except sqlite3.IntegrityError:
+                    raise AlreadyExists(f"table {identifier_to_string(dst)!r} already exists",
+                                        file=self._path, value=dst) from None
+                if cursor.rowcount != 1:
+                    raise NoSuchTable(f"table {identifier_to_string(src)!r} does not exist",
+                                      file=self._path, value=src)
+        except _OutcomeUnknown as e:
+            raise e.error from None
+
+    def register_table(self, identifier: NamespaceLike, metadata_location: str) -> LoadedTable:
+        """Insert a row pointing at an existing metadata file (read first to check it)."""
+        ident = to_identifier(identifier)
+        _join_namespace(ident[:-1])
+        metadata = load_table_metadata(metadata_location, self._io)
+        self._insert_table_row(ident, metadata_location)
+        return LoadedTable(ident, metadata_location, metadata, self._io, None)
 
 
 def is_sqlite_database(path: str | os.PathLike[str]) -> bool:
