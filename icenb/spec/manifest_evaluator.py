@@ -56,6 +56,7 @@ from icenb.spec.metrics_evaluator import (
     _walk,
     _walk_arrow,
     arrow_type_for,
+    bounds_unordered,
     decode_bound_array,
 )
 from icenb.spec.partition_spec import PartitionSpec
@@ -153,6 +154,8 @@ def _might_match(pred: BoundPredicate, summaries: Sequence[PartitionFieldSummary
     if pos >= len(summaries):
         return True
     s = summaries[pos]
+    if bounds_unordered(pred):
+        return True
     op = pred.op
     t = pred.term.field_type
     lower, upper = s.lower_bound, s.upper_bound
@@ -259,6 +262,8 @@ def evaluate_manifests_arrow(expr: Expression, manifests: pa.Table | pa.RecordBa
 def _cannot(pred: BoundPredicate, c: _Cols) -> Any:
     fid = pred.term.field_id
     op = pred.op
+    if bounds_unordered(pred):
+        return c.const(False)
     contains_null = c.get(f"contains_null.{fid}")
     lower, upper = c.get(f"lower_bound.{fid}"), c.get(f"upper_bound.{fid}")
     no_nan = c.equals(f"contains_nan.{fid}", False)

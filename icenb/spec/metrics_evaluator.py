@@ -96,6 +96,7 @@ __all__ = [
     "InclusiveMetricsEvaluator",
     "StrictMetricsEvaluator",
     "arrow_type_for",
+    "bounds_unordered",
     "decode_bound_array",
     "decode_bounds",
     "evaluate_inclusive_arrow",
@@ -273,9 +274,26 @@ def _walk(expr: Expression, test: Callable[[BoundPredicate], bool]) -> bool:
     return test(expr)
 
 
+def bounds_unordered(pred: BoundPredicate) -> bool:
+    """Whether ``pred`` compares a UUID against bounds, whose order writers disagree on.
+
+    The spec leaves UUID ordering open: Iceberg Java 1.10 keeps min/max by ``UUID.compareTo``
+    (signed 64-bit halves) while icenb, Parquet statistics and PyIceberg order the 16 bytes
+    unsigned. A bound written in one order cannot prune in the other, so UUID bounds never
+    prune (and never prove a match); null and NaN checks do not depend on order.
+    """
+    return isinstance(pred.term.field_type, UUIDType) and pred.op not in _ORDER_FREE
+
+
+_ORDER_FREE = frozenset({Operation.IS_NULL, Operation.NOT_NULL, Operation.IS_NAN,
+                         Operation.NOT_NAN, Operation.NOT_EQ, Operation.NOT_IN})
+
+
 def _inclusive_predicate(pred: BoundPredicate, s: _Stats) -> bool:
     fid = pred.term.field_id
     op = pred.op
+    if bounds_unordered(pred):
+        return True
     if op == Operation.IS_NULL:
         return s.null_count(fid) != 0
     if op == Operation.NOT_NULL:
@@ -338,6 +356,8 @@ def _inclusive_not_starts_with(pred: BoundPredicate, s: _Stats) -> bool:
 def _strict_predicate(pred: BoundPredicate, s: _Stats) -> bool:
     fid = pred.term.field_id
     op = pred.op
+    if bounds_unordered(pred):
+        return False
     may_null = pred.term.nullable and not s.no_nulls(fid)
     may_nan = _is_float(pred) and not s.no_nans(fid)
     if op == Operation.IS_NULL:
@@ -593,6 +613,8 @@ def _inclusive_cannot(pred: BoundPredicate, c: _Cols) -> Any:
     """True for files whose metrics prove that no row matches ``pred``."""
     fid = pred.term.field_id
     op = pred.op
+    if bounds_unordered(pred):
+        return c.const(False)
     if op == Operation.IS_NULL:
         return c.no_nulls(fid)
     if op == Operation.NOT_NULL:
@@ -647,6 +669,8 @@ def _inclusive_cannot(pred: BoundPredicate, c: _Cols) -> Any:
 def _strict_must(pred: BoundPredicate, c: _Cols) -> Any:
     fid = pred.term.field_id
     op = pred.op
+    if bounds_unordered(pred):
+        return c.const(False)
     no_nulls = c.no_nulls(fid) if pred.term.nullable else c.const(True)
     no_nans = c.no_nans(fid) if _is_float(pred) else c.const(True)
     if op == Operation.IS_NULL:

@@ -324,3 +324,25 @@ def test_manifest_pruning_is_sound_and_vectorized_agrees(
         assert vec == scalar
         if any(evaluate_row(bound, p) for p in partitions):
             assert scalar, "pruned a manifest with a matching partition"
+
+
+def test_uuid_summaries_never_prune() -> None:
+    """Identity(uuid) partition summaries written in Java's signed order keep the manifest."""
+    import uuid as _uuid
+
+    from icenb.spec.types import UUIDType
+
+    low, high = _uuid.UUID(int=1), _uuid.UUID(int=0xF0 << 120)
+    partition = StructType(NestedField(1000, "u", UUIDType(), required=False))
+    raw = [{"contains_null": False, "contains_nan": None,
+            "lower_bound": values.to_bytes(UUIDType(), high),
+            "upper_bound": values.to_bytes(UUIDType(), low)}]
+    decoded = decode_field_summaries(partition, raw)
+    assert decoded is not None
+    expr = bind(col("u") == low, partition)
+    assert manifest_might_match(expr, decoded)
+    summary_type = pa.struct([("contains_null", pa.bool_()), ("contains_nan", pa.bool_()),
+                              ("lower_bound", pa.binary()), ("upper_bound", pa.binary())])
+    table = summaries_table(pa.array([raw], pa.list_(summary_type)), partition)
+    assert evaluate_manifests_arrow(expr, table).to_pylist() == [True]
+    assert not manifest_might_match(bind(col("u").is_null(), partition), decoded)

@@ -537,3 +537,27 @@ def test_float_bound_rounding_does_not_matter() -> None:
     file = FileMetrics(1, {9: 1}, {9: 0}, {9: 0}, {9: f32}, {9: f32})
     assert inclusive(col("no_nans") == 0.1, file)
     assert strict(col("no_nans") == 0.1, file)
+
+
+def test_uuid_bounds_never_prune_because_writers_order_uuids_differently() -> None:
+    """Java 1.10 keeps UUID min/max by UUID.compareTo (signed halves): for the values 00.. and
+    f0.. it writes lower f0.., upper 00... Compared unsigned, `u = 00..` would look out of
+    range; icenb must keep the file (and prove nothing strictly)."""
+    import uuid as _uuid
+
+    from icenb.spec.types import UUIDType
+
+    low, high = _uuid.UUID(int=1), _uuid.UUID(int=0xF0 << 120)
+    schema = Schema(NestedField(1, "u", UUIDType(), required=False))
+    java_like = FileMetrics(record_count=2, value_counts={1: 2}, null_value_counts={1: 0},
+                            lower_bounds={1: high}, upper_bounds={1: low})
+    table = files_table([java_like], schema)
+    for text in (f"u = '{low}'", f"u in ('{low}', '{_uuid.UUID(int=5)}')", f"u < '{high}'",
+                 f"u >= '{_uuid.UUID(int=0xF1 << 120)}'"):
+        expr = bind(parse(text), schema)
+        assert inclusive_match(expr, java_like), text
+        assert evaluate_inclusive_arrow(expr, table).to_pylist() == [True], text
+        assert not strict_match(expr, java_like), text
+        assert evaluate_strict_arrow(expr, table).to_pylist() == [False], text
+    # null checks do not depend on order and still prune
+    assert not inclusive_match(bind(parse("u is null"), schema), java_like)
