@@ -6,6 +6,7 @@ from icenb import errors
 from icenb.catalog import Catalog, FilesystemCatalog, SqlCatalog, open_catalog
 from icenb.table import Scan, Table, load_table
 from icenb.table import open_table as open  # icenb.open(location)
+from icenb.table.warehouse import Warehouse, warehouse
 
 __version__ = "0.1.0"
 
@@ -15,9 +16,11 @@ __all__ = [
     "Scan",
     "SqlCatalog",
     "Table",
+    "Warehouse",
     "__version__",
     "errors",
     "load_table",
     "open",
     "open_catalog",
+    "warehouse",
 ]

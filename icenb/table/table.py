@@ -7,13 +7,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from typing import Any
 
-from icenb.catalog import Catalog, Identifier, NamespaceLike, open_catalog
-from icenb.errors import IcebergError, IcebergWarning, NoSuchSnapshot, ValidationError
+from icenb.catalog import Catalog, Identifier, LoadedTable, NamespaceLike, open_catalog
+from icenb.errors import (
+    IcebergError,
+    IcebergWarning,
+    NoSuchSnapshot,
+    UnsupportedFeature,
+    ValidationError,
+)
 from icenb.io.file_io import FileIO
 from icenb.io.metadata_files import load_table_metadata
 from icenb.spec.expressions import Expression
@@ -24,6 +32,7 @@ from icenb.spec.sort_order import SortOrder
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.inspect import InspectTables
 from icenb.table.scan import Scan, _short
+from icenb.table.snapshot_producer import FastAppend
 
 __all__ = ["Table", "load_table", "open_table"]
 
@@ -160,6 +169,43 @@ class Table:
         elif self._opened_from != self._metadata.source_file:
             self._metadata = load_table_metadata(self._opened_from, self._io)
         return self
+
+    # ------------------------------------------------------------------ writes
+
+    def _writable(self) -> tuple[Catalog, Identifier]:
+        """The catalog and identifier to commit to; a table opened by location is read-only."""
+        if self._catalog is None or self._identifier is None:
+            raise UnsupportedFeature(
+                "this table was opened by location and is read-only: load it from a catalog "
+                "(icenb.warehouse(path).table(name) or icenb.load_table) to write to it",
+                file=self.metadata_location, field="catalog")
+        return self._catalog, self._identifier
+
+    def append(self, data: Any, *, branch: str = MAIN_BRANCH,
+               snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
+        """Append rows (pyarrow Table/RecordBatch, pandas DataFrame or list of dicts) as one new
+        snapshot of ``branch`` (created from the current snapshot when missing); the snapshot.
+
+        Validated and cast against the table schema before anything is written; a commit that
+        conflicts is re-applied on the new state (spec: "Commit Conflict Resolution and
+        Retry"); a commit that finally fails leaves no file behind.
+        """
+        catalog, identifier = self._writable()
+        producer = FastAppend(catalog, identifier, self._io, branch=branch,
+                              snapshot_properties=snapshot_properties)
+        base = LoadedTable(identifier, self._opened_from, self._metadata, self._io)
+        producer.write(data, self._metadata)
+        try:
+            committed = producer.commit(base)
+        except BaseException:
+            with contextlib.suppress(IcebergError):
+                self.refresh()
+            raise
+        self._metadata = committed.metadata
+        self._opened_from = committed.metadata_location
+        snap = committed.metadata.snapshot_for_ref(branch)
+        assert snap is not None
+        return snap
 
     # ------------------------------------------------------------------ scans
 

@@ -1,0 +1,512 @@
+"""Snapshot producers: turn written files into a new snapshot and commit it with retries.
+
+Spec sections: "Snapshots" (summary, ``first-row-id``/``added-rows``), "Manifests", "Manifest
+Lists", "Sequence Numbers", "Row Lineage", "Commit Conflict Resolution and Retry" and Appendix F
+("Optional Snapshot Summary Fields"). Layout and behaviour follow Iceberg Java 1.10's
+``SnapshotProducer`` / ``FastAppend``:
+
+* one snapshot id and one commit UUID per operation, kept across retries; manifests are
+  ``<metadata>/<commit-uuid>-m<N>.avro``, manifest lists ``snap-<id>-<attempt>-<uuid>.avro``;
+* a fast append writes one manifest of ADDED entries for the new files and lists it before the
+  parent's manifests (unchanged);
+* the summary has the ``added-*`` counts, ``changed-partition-count`` and the ``total-*``
+  counters carried over from the parent's summary (a total the parent lacks is left out; the
+  first snapshot starts totals at 0);
+* the commit is ``[AddSnapshot, SetSnapshotRef(branch)]`` with ``AssertRefSnapshotId(branch,
+  parent)``; on ``CommitConflict`` the table is reloaded and the change re-applied (appends
+  always re-apply: the manifest is reused, the manifest list rewritten on the new parent) up to
+  ``commit.retry.num-retries`` times with exponential backoff (``commit.retry.min-wait-ms``,
+  ``max-wait-ms``, ``total-timeout-ms``);
+* a commit that finally fails deletes every file the operation wrote (data files, manifests,
+  manifest lists; the catalog deletes its metadata file) - except when the outcome is unknown
+  (``CommitStateUnknown``), where files may be referenced and are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from icenb.catalog import Catalog, Identifier, LoadedTable
+from icenb.errors import CommitConflict, CommitStateUnknown, IcebergError, ValidationError
+from icenb.io.file_io import FileIO, join_location
+from icenb.io.manifest_reader import read_manifest_list
+from icenb.io.manifest_writer import write_manifest, write_manifest_list
+from icenb.spec.manifest import (
+    DataFile,
+    EntryStatus,
+    FileContent,
+    ManifestContent,
+    ManifestEntry,
+    ManifestFile,
+)
+from icenb.spec.schema import Schema
+from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot, SnapshotRefType, Summary
+from icenb.spec.table_metadata import TableMetadata
+from icenb.spec.table_updates import (
+    AddSnapshot,
+    AssertRefSnapshotId,
+    SetSnapshotRef,
+    TableRequirement,
+    TableUpdate,
+    apply_updates,
+    check_requirements,
+)
+from icenb.table.arrow_schema import to_arrow_schema
+from icenb.table.data_writer import location_provider, write_data_files
+
+__all__ = [
+    "COMMIT_MAX_RETRY_WAIT_MS",
+    "COMMIT_MIN_RETRY_WAIT_MS",
+    "COMMIT_NUM_RETRIES",
+    "COMMIT_TOTAL_RETRY_TIME_MS",
+    "FastAppend",
+    "RetryPolicy",
+    "SnapshotProducer",
+    "as_arrow_table",
+    "new_snapshot_id",
+]
+
+# Table properties of the commit loop (names and defaults of Java's TableProperties).
+COMMIT_NUM_RETRIES = "commit.retry.num-retries"
+COMMIT_MIN_RETRY_WAIT_MS = "commit.retry.min-wait-ms"
+COMMIT_MAX_RETRY_WAIT_MS = "commit.retry.max-wait-ms"
+COMMIT_TOTAL_RETRY_TIME_MS = "commit.retry.total-timeout-ms"
+_WRITE_METADATA_PATH = "write.metadata.path"
+
+# Summary keys (Java's SnapshotSummary), in the order Java writes them for an append.
+ADDED_FILES = "added-data-files"
+ADDED_RECORDS = "added-records"
+ADDED_FILE_SIZE = "added-files-size"
+CHANGED_PARTITION_COUNT = "changed-partition-count"
+TOTAL_RECORDS = "total-records"
+TOTAL_FILE_SIZE = "total-files-size"
+TOTAL_DATA_FILES = "total-data-files"
+TOTAL_DELETE_FILES = "total-delete-files"
+TOTAL_POS_DELETES = "total-position-deletes"
+TOTAL_EQ_DELETES = "total-equality-deletes"
+_TOTALS = (TOTAL_RECORDS, TOTAL_FILE_SIZE, TOTAL_DATA_FILES, TOTAL_DELETE_FILES,
+           TOTAL_POS_DELETES, TOTAL_EQ_DELETES)
+ENGINE_NAME = "engine-name"
+
+
+def new_snapshot_id(taken: Iterable[int] = ()) -> int:
+    """A random positive 63-bit snapshot id not in ``taken`` (as Java: a UUID's two halves
+    XORed, sign bit cleared)."""
+    used = set(taken)
+    while True:
+        u = uuid.uuid4().int
+        sid = ((u >> 64) ^ (u & ((1 << 64) - 1))) & ((1 << 63) - 1)
+        if sid not in used and sid != 0:
+            return sid
+
+
+def _int_property(properties: Mapping[str, str], key: str, default: int) -> int:
+    raw = properties.get(key)
+    if raw is None:
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise ValidationError("table property must be an integer", field=key,
+                              value=raw) from None
+    if value < 0:
+        raise ValidationError("table property must not be negative", field=key, value=raw)
+    return value
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently a conflicting commit is retried (Java's ``Tasks`` retry with
+    exponential backoff: wait ``min_wait_ms * 2**(n-1)`` capped at ``max_wait_ms``, +-10%)."""
+
+    num_retries: int = 4
+    min_wait_ms: int = 100
+    max_wait_ms: int = 60_000
+    total_timeout_ms: int = 1_800_000
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, str]) -> RetryPolicy:
+        """The policy of a table's ``commit.retry.*`` properties."""
+        return cls(_int_property(properties, COMMIT_NUM_RETRIES, cls.num_retries),
+                   _int_property(properties, COMMIT_MIN_RETRY_WAIT_MS, cls.min_wait_ms),
+                   _int_property(properties, COMMIT_MAX_RETRY_WAIT_MS, cls.max_wait_ms),
+                   _int_property(properties, COMMIT_TOTAL_RETRY_TIME_MS, cls.total_timeout_ms))
+
+    def wait_ms(self, retry: int) -> float:
+        """Milliseconds to wait before retry number ``retry`` (1 for the first retry)."""
+        base = min(self.min_wait_ms * 2.0 ** (retry - 1), float(self.max_wait_ms))
+        return float(base * (1.0 + random.uniform(-0.1, 0.1)))
+
+
+def metadata_dir(metadata: TableMetadata) -> str:
+    """Where a table's metadata files (and manifests) go: ``write.metadata.path`` or
+    ``<location>/metadata``."""
+    configured = metadata.properties.get(_WRITE_METADATA_PATH)
+    return configured.rstrip("/") if configured else join_location(metadata.location,
+                                                                     "metadata")
+
+
+# --------------------------------------------------------------------------- input data
+
+
+def _is_pandas(data: Any) -> bool:
+    return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")
+
+
+def _rows_table(rows: Sequence[Any], schema: Schema) -> pa.Table:
+    """A list of dicts as Arrow, each column built with the table's Arrow type."""
+    names: dict[str, None] = {}
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise ValidationError("rows must be dicts (column name -> value)",
+                                  field=f"data[{i}]", value=type(row).__name__)
+        for key in row:
+            names.setdefault(key, None)
+    arrow_schema = to_arrow_schema(schema)
+    arrays: list[pa.Array] = []
+    fields: list[pa.Field] = []
+    for name in names:
+        if not isinstance(name, str) or arrow_schema.get_field_index(name) < 0:
+            raise ValidationError("column is not in the table schema", field=str(name),
+                                  value=[f.name for f in schema.fields])
+        f = arrow_schema.field(name)
+        values = [row.get(name) for row in rows]
+        try:
+            arrays.append(pa.array(values, type=f.type))
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:
+            bad = next((v for v in values if v is not None), None)
+            raise ValidationError(f"values do not fit the column's type "
+                                  f"{schema.find_field(name).field_type}: {e}", field=name,
+                                  value=bad) from None
+        fields.append(f.with_nullable(True))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def as_arrow_table(data: Any, schema: Schema) -> pa.Table:
+    """Data to write as an Arrow table: a pyarrow Table, RecordBatch or RecordBatchReader, a
+    pandas DataFrame (its index is dropped) or a list of dicts (typed by the table schema)."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    if _is_pandas(data):
+        try:
+            return pa.Table.from_pandas(data, preserve_index=False)
+        except (pa.ArrowException, TypeError, ValueError) as e:
+            raise ValidationError(f"the DataFrame cannot be converted to Arrow: {e}",
+                                  field="data") from None
+    if isinstance(data, (list, tuple)):
+        return _rows_table(data, schema)
+    raise ValidationError("data to write must be a pyarrow Table or RecordBatch, a pandas "
+                          "DataFrame or a list of dicts", field="data",
+                          value=type(data).__name__)
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _add_totals(summary: dict[str, str], previous: Mapping[str, str] | None,
+                added: Mapping[str, int]) -> None:
+    """``total-*`` = the parent's total + what was added (a total the parent lacks is left
+    out, as Java's ``SnapshotProducer.updateTotal``; no parent: totals start at 0)."""
+    for key in _TOTALS:
+        before = "0" if previous is None else previous.get(key)
+        if before is None:
+            continue
+        try:
+            value = int(before)
+        except ValueError:
+            continue
+        summary[key] = str(value + added.get(key, 0))
+
+
+# --------------------------------------------------------------------------- producers
+
+
+@dataclass
+class _Attempt:
+    """What one commit attempt asks of the catalog."""
+
+    updates: list[TableUpdate]
+    requirements: list[TableRequirement]
+
+
+class SnapshotProducer(ABC):
+    """Builds a snapshot on the current state of a branch and commits it, retrying on
+    conflicts (see the module docstring). Subclasses say which manifests the snapshot has."""
+
+    def __init__(self, catalog: Catalog, identifier: Identifier, io: FileIO, *,
+                 branch: str = MAIN_BRANCH,
+                 snapshot_properties: Mapping[str, str] | None = None,
+                 sleep: Callable[[float], None] | None = None) -> None:
+        if not isinstance(branch, str) or not branch:
+            raise ValidationError("a branch name must be a non-empty string", field="branch",
+                                  value=branch)
+        self._catalog = catalog
+        self._identifier = identifier
+        self._io = io
+        self._branch = branch
+        self._snapshot_properties = dict(snapshot_properties or {})
+        self._commit_uuid = str(uuid.uuid4())
+        self._snapshot_id: int | None = None
+        self._manifest_count = 0
+        self._sleep = sleep
+        #: Files written for the operation that every attempt uses (data files, manifests).
+        self._written: list[str] = []
+
+    @property
+    def commit_uuid(self) -> str:
+        """The operation's UUID (in data file, manifest and manifest list names)."""
+        return self._commit_uuid
+
+    @property
+    def branch(self) -> str:
+        return self._branch
+
+    @property
+    def written_files(self) -> tuple[str, ...]:
+        """Data files and manifests written so far (kept across retries)."""
+        return tuple(self._written)
+
+    @abstractmethod
+    def operation(self) -> str:
+        """The summary's ``operation``."""
+
+    @abstractmethod
+    def _manifests(self, base: TableMetadata, parent: Snapshot | None) -> list[ManifestFile]:
+        """The new snapshot's manifests, built on ``parent`` of ``base``."""
+
+    @abstractmethod
+    def _summary(self, base: TableMetadata, parent: Snapshot | None) -> dict[str, str]:
+        """The summary properties (without ``operation``)."""
+
+    def _snapshot_id_for(self, base: TableMetadata) -> int:
+        if self._snapshot_id is None or base.snapshot_by_id(self._snapshot_id) is not None:
+            self._snapshot_id = new_snapshot_id(s.snapshot_id for s in base.snapshots)
+        return self._snapshot_id
+
+    def _new_manifest_location(self, base: TableMetadata) -> str:
+        self._manifest_count += 1
+        return join_location(metadata_dir(base),
+                             f"{self._commit_uuid}-m{self._manifest_count - 1}.avro")
+
+    def _parent(self, base: TableMetadata) -> Snapshot | None:
+        """The branch's snapshot; a branch that does not exist yet starts from the current
+        snapshot (Java's ``SnapshotUtil.latestSnapshot``)."""
+        ref = base.refs.get(self._branch)
+        if ref is None:
+            return base.current_snapshot()
+        return base.snapshot_by_id(ref.snapshot_id)
+
+    def check_branch(self, base: TableMetadata) -> None:
+        """``ValidationError`` when the target ref is a tag (spec: Snapshot References: only
+        branches take new snapshots)."""
+        ref = base.refs.get(self._branch)
+        if ref is not None and not ref.is_branch:
+            raise ValidationError(f"{self._branch!r} is a tag: only branches can be written to",
+                                  field="branch", value=self._branch)
+
+    def _apply(self, base: TableMetadata, attempt: int, files: list[str]) -> _Attempt:
+        """Write this attempt's manifest list (its location goes to ``files`` first) and
+        describe the commit on ``base``."""
+        self.check_branch(base)
+        parent = self._parent(base)
+        ref = base.refs.get(self._branch)
+        snapshot_id = self._snapshot_id_for(base)
+        manifests = self._manifests(base, parent)
+        version = base.format_version
+        sequence_number = base.last_sequence_number + 1 if version >= 2 else 0
+        list_location = join_location(
+            metadata_dir(base), f"snap-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")
+        files.append(list_location)
+        info = write_manifest_list(
+            self._io, list_location, manifests, format_version=version,
+            snapshot_id=snapshot_id,
+            parent_snapshot_id=None if parent is None else parent.snapshot_id,
+            sequence_number=sequence_number,
+            first_row_id=base.next_row_id if version >= 3 else None,
+            properties=base.properties)
+        summary = {**self._snapshot_properties, **self._summary(base, parent),
+                   ENGINE_NAME: "icenb"}
+        snapshot = Snapshot(
+            snapshot_id=snapshot_id,
+            timestamp_ms=max(int(time.time() * 1000), base.last_updated_ms),
+            parent_snapshot_id=None if parent is None else parent.snapshot_id,
+            sequence_number=sequence_number,
+            manifest_list=list_location,
+            summary=Summary(self.operation(), summary),
+            schema_id=base.current_schema_id,
+            first_row_id=info.first_row_id if version >= 3 else None,
+            added_rows=info.added_rows if version >= 3 else None,
+        )
+        expected = (ref.snapshot_id if ref is not None else
+                    base.current_snapshot_id if self._branch == MAIN_BRANCH else None)
+        set_ref = (SetSnapshotRef(self._branch, snapshot_id, SnapshotRefType.BRANCH)
+                   if ref is None else SetSnapshotRef(
+                       self._branch, snapshot_id, SnapshotRefType.BRANCH,
+                       ref.min_snapshots_to_keep, ref.max_snapshot_age_ms, ref.max_ref_age_ms))
+        return _Attempt(
+            updates=[AddSnapshot(snapshot), set_ref],
+            requirements=[AssertRefSnapshotId(self._branch, expected)])
+
+    def _delete(self, locations: Iterable[str]) -> None:
+        for location in locations:
+            with contextlib.suppress(IcebergError):
+                self._io.delete(location, missing_ok=True)
+
+    def _cleanup(self, attempt_files: Iterable[str]) -> None:
+        """Delete everything the operation wrote (it left no trace in the table)."""
+        self._delete(attempt_files)
+        self._delete(self._written)
+        self._written.clear()
+
+    def commit(self, base: LoadedTable) -> LoadedTable:
+        """Commit on ``base`` (the table as last loaded), retrying on conflicts; the table as
+        committed. Raises ``CommitConflict`` when every attempt conflicted; nothing the operation
+        wrote is left then (nor on any other error, except ``CommitStateUnknown``)."""
+        policy = RetryPolicy.from_properties(base.metadata.properties)
+        started = time.monotonic()
+        attempt = 0
+        current = base
+        while True:
+            attempt += 1
+            attempt_files: list[str] = []
+            try:
+                built = self._apply(current.metadata, attempt, attempt_files)
+                check_requirements(current.metadata, built.requirements)
+                new_metadata = apply_updates(current.metadata, built.updates,
+                                             metadata_location=current.metadata_location)
+            except BaseException:
+                self._cleanup(attempt_files)
+                raise
+            try:
+                committed = self._catalog.commit_table(
+                    self._identifier, current.metadata_location, new_metadata,
+                    base_metadata=current.metadata)
+            except CommitStateUnknown:
+                raise  # the files may be referenced now: keep them
+            except CommitConflict:
+                self._delete(attempt_files)
+                elapsed_ms = (time.monotonic() - started) * 1000
+                if attempt > policy.num_retries or elapsed_ms >= policy.total_timeout_ms:
+                    self._cleanup(())
+                    raise
+                (self._sleep or time.sleep)(policy.wait_ms(attempt) / 1000.0)
+                try:
+                    current = self._catalog.load_table(self._identifier)
+                except BaseException:
+                    self._cleanup(())
+                    raise
+                continue
+            except IcebergError:
+                self._cleanup(attempt_files)  # the catalog says the pointer did not move
+                raise
+            # Anything else (an interrupt, a bug) leaves the outcome unknown: files are kept.
+            return committed
+
+    def abort(self) -> None:
+        """Delete what the operation wrote, without committing."""
+        self._cleanup(())
+
+
+class FastAppend(SnapshotProducer):
+    """Append data files in a new manifest; the parent's manifests are kept as they are
+    (Java's ``FastAppend``: operation ``append``)."""
+
+    def __init__(self, catalog: Catalog, identifier: Identifier, io: FileIO, *,
+                 branch: str = MAIN_BRANCH,
+                 snapshot_properties: Mapping[str, str] | None = None,
+                 sleep: Callable[[float], None] | None = None) -> None:
+        super().__init__(catalog, identifier, io, branch=branch,
+                         snapshot_properties=snapshot_properties, sleep=sleep)
+        self._files: list[DataFile] = []
+        self._manifest: ManifestFile | None = None
+
+    def operation(self) -> str:
+        return str(Operation.APPEND)
+
+    def write(self, data: Any, metadata: TableMetadata) -> list[DataFile]:
+        """Validate and write ``data`` as data files of the table (driver-local), and add them;
+        nothing is written (and the table is untouched) when validation fails."""
+        self.check_branch(metadata)
+        schema = metadata.schema
+        table = as_arrow_table(data, schema)
+        files = write_data_files(
+            self._io, table, schema, metadata.spec, metadata.sort_order, metadata.properties,
+            location_provider(metadata.location, metadata.properties),
+            format_version=metadata.format_version, operation_id=self._commit_uuid)
+        self._written.extend(f.file_path for f in files)
+        self._files.extend(files)
+        return files
+
+    def add_files(self, files: Iterable[DataFile]) -> None:
+        """Add data files written elsewhere (e.g. by Spark executors)."""
+        for f in files:
+            if f.content != FileContent.DATA:
+                raise ValidationError("an append adds data files only", field="content",
+                                      file=f.file_path, value=int(f.content))
+            self._files.append(f)
+
+    @property
+    def files(self) -> tuple[DataFile, ...]:
+        return tuple(self._files)
+
+    def _new_manifest(self, base: TableMetadata, snapshot_id: int) -> ManifestFile | None:
+        if not self._files:
+            return None
+        spec_ids = {f.spec_id for f in self._files}
+        if len(spec_ids) != 1:  # one manifest per spec, as Java; we write one spec at a time
+            raise ValidationError("the files to append belong to different partition specs",
+                                  field="spec_id", value=sorted(spec_ids))
+        spec = base.spec_by_id(spec_ids.pop())
+        if spec is None:
+            raise ValidationError("the files' partition spec is not in the table",
+                                  field="spec_id", value=self._files[0].spec_id)
+        location = self._new_manifest_location(base)
+        entries = [ManifestEntry(EntryStatus.ADDED, snapshot_id, None, None, f)
+                   for f in self._files]
+        manifest = write_manifest(self._io, location, spec, base.schema, base.format_version,
+                                  ManifestContent.DATA, entries, snapshot_id=snapshot_id,
+                                  properties=base.properties)
+        self._written.append(location)
+        return manifest
+
+    def _manifests(self, base: TableMetadata, parent: Snapshot | None) -> list[ManifestFile]:
+        assert self._snapshot_id is not None
+        if self._manifest is None or self._manifest.added_snapshot_id != self._snapshot_id:
+            if self._manifest is not None:  # the snapshot id had to change: rewrite it
+                self._delete([self._manifest.manifest_path])
+                self._written.remove(self._manifest.manifest_path)
+            self._manifest = self._new_manifest(base, self._snapshot_id)
+        existing = ([] if parent is None else
+                    read_manifest_list(self._io, parent, base.format_version))
+        return ([] if self._manifest is None else [self._manifest]) + existing
+
+    def _summary(self, base: TableMetadata, parent: Snapshot | None) -> dict[str, str]:
+        records = sum(f.record_count for f in self._files)
+        size = sum(f.file_size_in_bytes for f in self._files)
+        partitions = {(f.spec_id, f.partition) for f in self._files}
+        out: dict[str, str] = {}
+        if self._files:
+            out[ADDED_FILES] = str(len(self._files))
+        if records:
+            out[ADDED_RECORDS] = str(records)
+        if size:
+            out[ADDED_FILE_SIZE] = str(size)
+        out[CHANGED_PARTITION_COUNT] = str(len(partitions))
+        previous: Mapping[str, str] | None = (
+            None if parent is None else (parent.summary if parent.summary is not None else {}))
+        _add_totals(out, previous, {TOTAL_RECORDS: records, TOTAL_FILE_SIZE: size,
+                                    TOTAL_DATA_FILES: len(self._files)})
+        return out

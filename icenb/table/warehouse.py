@@ -1,0 +1,406 @@
+"""The embedded warehouse: a local directory with a SQLite catalog, where tables are created,
+listed, loaded and dropped (DESIGN: ``icenb.warehouse(path)``).
+
+Schemas for ``create_table`` come as an icenb :class:`~icenb.spec.schema.Schema`, a pyarrow
+schema or a column list in a small DDL (``"id long not null, ts timestamptz, name string"``):
+each column is ``name type [not null | null] [comment 'text']``; types are Iceberg's type
+strings (Appendix C: ``decimal(9,2)``, ``fixed[16]``, ``timestamp_ns``, ...) plus
+``struct<name: type, ...>``, ``list<type>`` and ``map<type, type>`` (nested fields may be
+``not null`` too), and the aliases ``integer``, ``bigint``, ``bool``, ``array<...>``. Names may be
+quoted with backticks. Field ids are assigned when the table is created (spec: "Schemas").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from icenb.catalog import (
+    Identifier,
+    NamespaceLike,
+    SqlCatalog,
+    open_warehouse_catalog,
+    to_identifier,
+)
+from icenb.errors import AlreadyExists, ValidationError
+from icenb.spec.partition_spec import UnboundPartitionField, build_partition_spec
+from icenb.spec.schema import Schema
+from icenb.spec.sort_order import UnboundSortField, build_sort_order
+from icenb.spec.table_updates import new_table_metadata
+from icenb.spec.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FixedType,
+    FloatType,
+    IcebergType,
+    IntegerType,
+    ListType,
+    LongType,
+    MapType,
+    NestedField,
+    StringType,
+    StructType,
+    TimestampType,
+    TimestamptzType,
+    TimeType,
+    UUIDType,
+    parse_type_string,
+)
+from icenb.table.table import Table
+
+__all__ = ["Warehouse", "parse_schema", "schema_from_arrow", "to_schema", "warehouse"]
+
+
+# --------------------------------------------------------------------------- DDL schemas
+
+_TOKEN_RE = re.compile(r"""\s*(?:
+    (?P<quoted>`(?:[^`]|``)*`)
+  | (?P<string>'(?:[^']|'')*')
+  | (?P<number>-?\d+)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_.$]*)
+  | (?P<punct>[<>(),:\[\]])
+)""", re.VERBOSE)
+
+_ALIASES = {"integer": "int", "bigint": "long", "bool": "boolean", "array": "list"}
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str
+    text: str
+    pos: int
+
+
+def _tokens(text: str) -> list[_Token]:
+    out: list[_Token] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        m = _TOKEN_RE.match(text, pos)
+        if m is None or m.end() == pos:
+            raise ValidationError(f"unexpected character at position {pos}", field="schema",
+                                  value=text)
+        kind = m.lastgroup or "punct"
+        out.append(_Token(kind, m.group(kind), m.start(kind)))
+        pos = m.end()
+    return out
+
+
+class _SchemaParser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = _tokens(text)
+        self.i = 0
+        self.next_id = 0
+
+    def error(self, message: str) -> ValidationError:
+        where = self.toks[self.i].pos if self.i < len(self.toks) else len(self.text)
+        return ValidationError(f"{message} (at position {where})", field="schema",
+                               value=self.text)
+
+    def peek(self) -> _Token | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def at(self, *words: str) -> bool:
+        t = self.peek()
+        return t is not None and t.kind in ("word", "punct") and t.text.lower() in words
+
+    def take(self) -> _Token:
+        t = self.peek()
+        if t is None:
+            raise self.error("unexpected end of the schema")
+        self.i += 1
+        return t
+
+    def expect(self, text: str) -> None:
+        if not self.at(text):
+            raise self.error(f"expected {text!r}")
+        self.i += 1
+
+    def fresh_id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    def name(self) -> str:
+        t = self.take()
+        if t.kind == "quoted":
+            return t.text[1:-1].replace("``", "`")
+        if t.kind != "word":
+            raise self.error("expected a column name")
+        return t.text
+
+    def fields(self, end: str | None) -> list[NestedField]:
+        out: list[NestedField] = []
+        while True:
+            out.append(self.field(nested=end is not None))
+            if self.at(","):
+                self.i += 1
+                continue
+            break
+        if end is not None:
+            self.expect(end)
+        elif self.peek() is not None:
+            raise self.error("expected ',' or the end")
+        names = [f.name for f in out]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup is not None:
+            raise ValidationError("duplicate column name", field=dup, value=self.text)
+        return out
+
+    def field(self, *, nested: bool) -> NestedField:
+        name = self.name()
+        if nested and self.at(":"):
+            self.i += 1
+        fid = self.fresh_id()
+        t = self.type()
+        required = self.nullability()
+        doc = None
+        if self.at("comment"):
+            self.i += 1
+            tok = self.take()
+            if tok.kind != "string":
+                raise self.error("expected a quoted comment")
+            doc = tok.text[1:-1].replace("''", "'")
+        return NestedField(fid, name, t, required, doc)
+
+    def nullability(self) -> bool:
+        if self.at("not"):
+            self.i += 1
+            self.expect("null")
+            return True
+        if self.at("null"):
+            self.i += 1
+        return False
+
+    def type(self) -> IcebergType:
+        t = self.take()
+        if t.kind != "word":
+            raise self.error("expected a type")
+        word = _ALIASES.get(t.text.lower(), t.text.lower())
+        if word == "struct":
+            self.expect("<")
+            return StructType(*self.fields(">"))
+        if word == "list":
+            self.expect("<")
+            element_id = self.fresh_id()
+            element = self.type()
+            required = self.nullability()
+            self.expect(">")
+            return ListType(element_id, element, required)
+        if word == "map":
+            self.expect("<")
+            key_id, value_id = self.fresh_id(), self.fresh_id()
+            key = self.type()
+            self.expect(",")
+            value = self.type()
+            required = self.nullability()
+            self.expect(">")
+            return MapType(key_id, key, value_id, value, required)
+        text = word
+        if self.at("(", "["):  # decimal(p, s), fixed[n], fixed(n), geometry(crs) ...
+            close = ")" if self.take().text == "(" else "]"
+            args: list[str] = []
+            while not self.at(close):
+                args.append(self.take().text)
+            self.i += 1
+            text = (f"fixed[{''.join(args)}]" if word == "fixed"
+                    else f"{word}({''.join(args)})")
+        return parse_type_string(text, field=text)
+
+
+def parse_schema(text: str) -> Schema:
+    """A schema from a DDL column list (see the module docstring), with provisional ids."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError("a schema string needs at least one column", field="schema",
+                              value=text)
+    return Schema(*_SchemaParser(text).fields(None))
+
+
+def _arrow_type(t: pa.DataType, path: str, next_id: Iterator[int]) -> IcebergType:
+    """The Iceberg type of an Arrow type (nanosecond timestamps become microsecond ones, as
+    Spark and PyIceberg's default; unsigned ints widen when they fit)."""
+    if pa.types.is_dictionary(t):
+        return _arrow_type(t.value_type, path, next_id)
+    if pa.types.is_boolean(t):
+        return BooleanType()
+    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t) or \
+            pa.types.is_uint8(t) or pa.types.is_uint16(t):
+        return IntegerType()
+    if pa.types.is_int64(t) or pa.types.is_uint32(t):
+        return LongType()
+    if pa.types.is_float16(t) or pa.types.is_float32(t):
+        return FloatType()
+    if pa.types.is_float64(t):
+        return DoubleType()
+    if pa.types.is_decimal(t):
+        return DecimalType(t.precision, t.scale)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return StringType()
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return BinaryType()
+    if isinstance(t, pa.UuidType):
+        return UUIDType()
+    if pa.types.is_fixed_size_binary(t):
+        return FixedType(t.byte_width)
+    if pa.types.is_date(t):
+        return DateType()
+    if pa.types.is_time(t):
+        return TimeType()
+    if pa.types.is_timestamp(t):
+        return TimestampType() if t.tz is None else TimestamptzType()
+    if pa.types.is_struct(t):
+        return StructType(*_arrow_fields(list(t), path, next_id))
+    if pa.types.is_map(t):
+        key_id, value_id = next(next_id), next(next_id)
+        return MapType(key_id, _arrow_type(t.key_type, f"{path}.key", next_id), value_id,
+                       _arrow_type(t.item_type, f"{path}.value", next_id),
+                       not t.item_field.nullable)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) \
+            or pa.types.is_list_view(t):
+        element_id = next(next_id)
+        return ListType(element_id, _arrow_type(t.value_type, f"{path}.element", next_id),
+                        not t.value_field.nullable)
+    raise ValidationError(f"no Iceberg type for Arrow type {t}", field=path, value=str(t))
+
+
+def _arrow_fields(fields: Sequence[pa.Field], prefix: str | None,
+                  next_id: Iterator[int]) -> list[NestedField]:
+    ids = [next(next_id) for _ in fields]
+    out = []
+    for fid, f in zip(ids, fields, strict=True):
+        path = f.name if prefix is None else f"{prefix}.{f.name}"
+        out.append(NestedField(fid, f.name, _arrow_type(f.type, path, next_id),
+                               not f.nullable))
+    return out
+
+
+def schema_from_arrow(schema: pa.Schema) -> Schema:
+    """An Iceberg schema from an Arrow schema (provisional ids; non-nullable = required)."""
+    counter = iter(range(1, 1 << 30))
+    return Schema(*_arrow_fields(list(schema), None, counter))
+
+
+def to_schema(schema: Schema | pa.Schema | str) -> Schema:
+    """A schema from what ``create_table`` accepts: Schema, pyarrow schema or DDL string."""
+    if isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, pa.Schema):
+        return schema_from_arrow(schema)
+    if isinstance(schema, str):
+        return parse_schema(schema)
+    raise ValidationError("a schema is an icenb Schema, a pyarrow schema or a DDL string",
+                          field="schema", value=type(schema).__name__)
+
+
+# --------------------------------------------------------------------------- warehouse
+
+
+def _terms(items: str | Sequence[Any] | None, label: str) -> list[Any]:
+    if items is None:
+        return []
+    if isinstance(items, str):
+        return [items]
+    out = list(items)
+    for item in out:
+        if not isinstance(item, (str, UnboundPartitionField, UnboundSortField)):
+            raise ValidationError(f"{label} items are strings", field=label, value=item)
+    return out
+
+
+class Warehouse:
+    """A local warehouse directory and its SQLite catalog (``<path>/catalog.db``, the schema of
+    Iceberg's JDBC catalog, so PyIceberg's ``SqlCatalog`` opens it too)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, name: str = "default") -> None:
+        self._catalog = open_warehouse_catalog(path, name=name)
+
+    @property
+    def catalog(self) -> SqlCatalog:
+        """The warehouse's catalog."""
+        return self._catalog
+
+    @property
+    def location(self) -> str:
+        """The warehouse directory (absolute)."""
+        warehouse = self._catalog.warehouse
+        assert warehouse is not None
+        return warehouse
+
+    def _table(self, ident: Identifier) -> Table:
+        loaded = self._catalog.load_table(ident)
+        return Table(loaded.metadata, loaded.io, opened_from=loaded.metadata_location,
+                     catalog=self._catalog, identifier=loaded.identifier)
+
+    def create_namespace(self, namespace: NamespaceLike,
+                         properties: Mapping[str, str] | None = None) -> None:
+        """Create a namespace (``AlreadyExists`` when it exists)."""
+        self._catalog.create_namespace(namespace, properties)
+
+    def namespaces(self, parent: NamespaceLike = ()) -> list[tuple[str, ...]]:
+        """The namespaces directly under ``parent``."""
+        return self._catalog.list_namespaces(parent)
+
+    def _ensure_namespace(self, namespace: tuple[str, ...]) -> None:
+        for depth in range(1, len(namespace) + 1):
+            if not self._catalog.namespace_exists(namespace[:depth]):
+                with contextlib.suppress(AlreadyExists):  # another writer made it meanwhile
+                    self._catalog.create_namespace(namespace[:depth])
+
+    def create_table(self, name: NamespaceLike, schema: Schema | pa.Schema | str, *,
+                     partition_by: str | Sequence[str] | None = None,
+                     sort_by: str | Sequence[str] | None = None, format_version: int = 2,
+                     properties: Mapping[str, str] | None = None,
+                     location: str | None = None) -> Table:
+        """Create an empty table (``AlreadyExists`` when the name is taken). Its namespace is
+        created when missing; the location defaults to ``<warehouse>/<namespace>/<name>``.
+
+        ``partition_by``: terms such as ``"day(ts)"``, ``"bucket(16, id)"``,
+        ``"truncate(4, s)"``, ``"id"`` (Java's default field names); ``sort_by``: ``"id"``,
+        ``"ts desc nulls last"``. Everything is validated before anything is written.
+        """
+        ident = to_identifier(name)
+        if len(ident) < 2:
+            raise ValidationError("a table name needs a namespace (\"db.table\")",
+                                  field="name", value=name)
+        parsed = to_schema(schema)
+        spec = build_partition_spec(parsed, _terms(partition_by, "partition_by"))
+        order = build_sort_order(parsed, _terms(sort_by, "sort_by"))
+        self._ensure_namespace(ident[:-1])
+        table_location = location or self._catalog.default_table_location(ident)
+        metadata = new_table_metadata(parsed, spec, order, table_location, properties or {},
+                                      format_version)
+        loaded = self._catalog.create_table(ident, metadata)
+        return Table(loaded.metadata, loaded.io, opened_from=loaded.metadata_location,
+                     catalog=self._catalog, identifier=loaded.identifier)
+
+    def table(self, name: NamespaceLike) -> Table:
+        """The table ``name`` (``NoSuchTable`` when there is none), writable."""
+        return self._table(to_identifier(name))
+
+    def tables(self, namespace: NamespaceLike | None = None) -> list[str]:
+        """Names (``"db.events"``) of the tables in a namespace, or of every table."""
+        found = (self._catalog.all_tables() if namespace is None
+                 else self._catalog.list_tables(namespace))
+        return [".".join(ident) for ident in found]
+
+    def drop_table(self, name: NamespaceLike, purge: bool = False) -> None:
+        """Remove a table from the catalog; ``purge`` also deletes its files."""
+        self._catalog.drop_table(name, purge=purge)
+
+    def __repr__(self) -> str:
+        return f"Warehouse({self.location!r})"
+
+
+def warehouse(path: str | os.PathLike[str], *, name: str = "default") -> Warehouse:
+    """The embedded warehouse at ``path`` (a local directory, created when missing)."""
+    return Warehouse(path, name=name)
