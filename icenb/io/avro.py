@@ -46,6 +46,7 @@ from __future__ import annotations
 import bz2
 import json
 import lzma
+import os
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -1098,8 +1099,11 @@ def read_avro_tables(files: Sequence[tuple[str, bytes]], *,
     way keep only what was selected, and the rest is skipped without building Arrow data. Paths a
     file's schema lacks are ignored (manifests of older format versions lack newer fields).
     ``threads`` > 1 decompresses the files' blocks in that many threads (the codecs release
-    the GIL); the lockstep decoding itself is one thread.
+    the GIL), and so decode the compiled and native readers; the lockstep decoding itself is
+    one thread. This is CPU work: more threads than the machine's cores only contend, so
+    ``threads`` is capped at the cores this process may use.
     """
+    threads = min(threads, _cores())
     if threads > 1 and len(files) > 1:
         with ThreadPoolExecutor(max_workers=min(threads, len(files))) as pool:
             parsed = list(pool.map(lambda f: _parse(f[0], f[1]), files))
@@ -1120,6 +1124,14 @@ def read_avro_tables(files: Sequence[tuple[str, bytes]], *,
         for i, table in zip(idx, tables, strict=True):
             out[i] = table
     return [t for t in out if t is not None]
+
+
+def _cores() -> int:
+    """CPU cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 #: Decompressed bytes from which a group is worth loading the compiled decoder (importing numba
