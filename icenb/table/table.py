@@ -1,8 +1,9 @@
-"""A read-only Iceberg table opened from a metadata file or a table directory.
+"""An Iceberg table: its metadata, scans of its snapshots and, through a catalog, its writes.
 
-``icenb.open(location)`` loads the table metadata (spec: "Table Metadata"); ``Table.scan`` and
-``Table.at`` build :class:`~icenb.table.scan.Scan` objects for the current state or a past one
-(spec: "Snapshot References", Appendix F "Point in Time Reads").
+``icenb.open(location)`` loads the table metadata (spec: "Table Metadata") read-only; a table
+loaded from a catalog (``icenb.warehouse(path).table(name)``) can also append and evolve, one
+commit each. ``Table.scan`` and ``Table.at`` build :class:`~icenb.table.scan.Scan` objects for
+the current state or a past one (spec: "Snapshot References", Appendix F "Point in Time Reads").
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import Any
 
@@ -27,9 +29,12 @@ from icenb.io.metadata_files import load_table_metadata
 from icenb.spec.expressions import Expression
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import Schema
+from icenb.spec.schema_update import SchemaUpdate
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotLogEntry, SnapshotRef
-from icenb.spec.sort_order import SortOrder
+from icenb.spec.sort_order import SortField, SortOrder, UnboundSortField
+from icenb.spec.spec_update import SpecUpdate
 from icenb.spec.table_metadata import TableMetadata
+from icenb.table import table_update
 from icenb.table.inspect import InspectTables
 from icenb.table.scan import Scan, _short
 from icenb.table.snapshot_producer import FastAppend
@@ -53,10 +58,11 @@ def timestamp_to_ms(value: datetime | str) -> int:
 
 
 class Table:
-    """A read-only view of a table's metadata, with scans of its snapshots.
+    """A table's metadata, with scans of its snapshots; writes when loaded from a catalog.
 
-    Built by :func:`icenb.open`. Everything but :meth:`refresh` and the execution methods of
-    the scans it makes works on the loaded metadata, without I/O.
+    Built by :func:`icenb.open` (read-only) or by a catalog / warehouse. Everything but
+    :meth:`refresh`, the writes and the execution methods of the scans it makes works on the
+    loaded metadata, without I/O.
     """
 
     def __init__(self, metadata: TableMetadata, io: FileIO, *, opened_from: str,
@@ -180,6 +186,44 @@ class Table:
                 "(icenb.warehouse(path).table(name) or icenb.load_table) to write to it",
                 file=self.metadata_location, field="catalog")
         return self._catalog, self._identifier
+
+    def _loaded(self) -> LoadedTable:
+        """The table as last loaded or committed (the base of the next commit)."""
+        _, identifier = self._writable()
+        return LoadedTable(identifier, self._opened_from, self._metadata, self._io)
+
+    def _committed(self, committed: LoadedTable) -> None:
+        """Show the state a commit produced."""
+        self._metadata = committed.metadata
+        self._opened_from = committed.metadata_location
+
+    def update_schema(self, *, allow_incompatible_changes: bool = False,
+                      case_sensitive: bool = True) -> AbstractContextManager[SchemaUpdate]:
+        """``with t.update_schema() as u: u.add_column("c", "string")`` evolves the schema in
+        one commit when the block ends (spec: "Schema Evolution"); it fails with
+        ``CommitConflict`` when the schema changed concurrently."""
+        return table_update.update_schema(
+            self, allow_incompatible_changes=allow_incompatible_changes,
+            case_sensitive=case_sensitive)
+
+    def update_spec(self, *, case_sensitive: bool = True) -> AbstractContextManager[SpecUpdate]:
+        """``with t.update_spec() as u: u.add_field("bucket(16, id)")`` evolves the default
+        partition spec in one commit when the block ends (spec: "Partition Evolution")."""
+        return table_update.update_spec(self, case_sensitive=case_sensitive)
+
+    def replace_sort_order(self, *fields: str | UnboundSortField | SortField,
+                           case_sensitive: bool = True) -> SortOrder:
+        """Make ``fields`` (``"id"``, ``"ts desc nulls last"``; none: unsorted) the default sort
+        order in one commit; the new order (spec: "Sorting")."""
+        return table_update.replace_sort_order_of(self, fields, case_sensitive=case_sensitive)
+
+    def set_properties(self, properties: Mapping[str, str]) -> None:
+        """Set table properties in one commit."""
+        table_update.set_properties(self, properties)
+
+    def remove_properties(self, keys: Iterable[str]) -> None:
+        """Remove table properties in one commit (absent keys are ignored)."""
+        table_update.remove_properties(self, keys)
 
     def append(self, data: Any, *, branch: str = MAIN_BRANCH,
                snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
