@@ -1,4 +1,5 @@
-"""The ``icenb`` Spark data source (read side): planned file scan tasks, read on executors.
+"""The ``icenb`` Spark data source: planned file scan tasks, read on executors (this module);
+appends, written on executors and committed on the driver (:mod:`icenb.spark.writer`).
 
 ``spark.read.format("icenb").option("snapshot-id", sid).load(location)``, where ``location`` is
 anything :func:`icenb.open` accepts (a table directory or a metadata file). Options, named as in
@@ -49,7 +50,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceWriter,
+    InputPartition,
+)
 from pyspark.sql.types import StructType
 
 from icenb.errors import IcebergError, NoSuchSnapshot, UnsupportedFeature, ValidationError
@@ -598,3 +604,12 @@ class IcenbDataSource(DataSource):
                                      "columns with the 'columns' option, not a schema",
                                      field="schema", value=schema.simpleString())
         return IcenbReader(state)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """``df.write.format("icenb")``: appends through a catalog (see icenb.spark.writer)."""
+        from icenb.spark.writer import make_writer
+
+        try:
+            return make_writer(self.options, schema, overwrite)
+        except IcebergError as e:
+            raise _plain(e) from None

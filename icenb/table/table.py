@@ -42,6 +42,10 @@ from icenb.table.snapshot_producer import FastAppend
 __all__ = ["Table", "load_table", "open_table"]
 
 
+def _is_spark_dataframe(data: Any) -> bool:
+    """A pyspark DataFrame (classic or Connect), recognized without importing pyspark."""
+    return type(data).__module__.split(".")[0] == "pyspark" and hasattr(data, "sparkSession")
+
 
 def timestamp_to_ms(value: datetime | str) -> int:
     """Epoch milliseconds of a datetime or ISO-8601 string; a naive time is taken as UTC."""
@@ -227,14 +231,29 @@ class Table:
 
     def append(self, data: Any, *, branch: str = MAIN_BRANCH,
                snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
-        """Append rows (pyarrow Table/RecordBatch, pandas DataFrame or list of dicts) as one new
-        snapshot of ``branch`` (created from the current snapshot when missing); the snapshot.
+        """Append rows (pyarrow Table/RecordBatch, pandas DataFrame, list of dicts or Spark
+        DataFrame) as one new snapshot of ``branch`` (created from the current snapshot when
+        missing); the snapshot. A Spark DataFrame is written by Spark tasks and committed once
+        on the driver (:mod:`icenb.spark.writer`).
 
         Validated and cast against the table schema before anything is written; a commit that
         conflicts is re-applied on the new state (spec: "Commit Conflict Resolution and
         Retry"); a commit that finally fails leaves no file behind.
         """
         catalog, identifier = self._writable()
+        if _is_spark_dataframe(data):
+            from icenb.spark.writer import append_dataframe  # pyspark only for Spark data
+
+            try:
+                committed, spark_snap = append_dataframe(
+                    data, catalog, identifier, branch=branch,
+                    snapshot_properties=snapshot_properties)
+            except BaseException:
+                with contextlib.suppress(IcebergError):
+                    self.refresh()
+                raise
+            self._committed(committed)
+            return spark_snap
         producer = FastAppend(catalog, identifier, self._io, branch=branch,
                               snapshot_properties=snapshot_properties)
         base = LoadedTable(identifier, self._opened_from, self._metadata, self._io)

@@ -1,0 +1,398 @@
+"""The ``icenb`` Spark data source, write side: executors write data files, the driver commits.
+
+``df.write.format("icenb").mode("append").option("warehouse", path).save("db.events")``
+appends ``df`` to the table ``db.events`` of a catalog, as one snapshot (DESIGN: "write:
+executors write files, driver commits"). The table is loaded from its catalog because a write
+commits through the catalog (a table opened by location is read-only). Addressing options:
+
+- ``warehouse``: an icenb warehouse directory (:func:`icenb.warehouse`, its ``catalog.db``), or
+- ``catalog``: any catalog location :func:`icenb.open_catalog` accepts (a SQLite catalog file
+  or ``sqlite:///`` URI; a filesystem catalog's directory); exactly one of the two;
+- ``catalog-name`` (default ``default``): the catalog's name (SQL catalogs key rows by it);
+- the saved path is the table identifier (``"db.events"``; ``"a.b.events"`` for nested
+  namespaces).
+
+Other options: ``branch`` (default ``main``; created from the current snapshot when missing),
+``snapshot-property.<key>`` (a summary property of the new snapshot, as Iceberg's Spark
+writer), and anything else configures the FileIO (``s3.endpoint``, ...). Only ``append`` mode is
+supported; ``overwrite`` raises :class:`~icenb.errors.UnsupportedFeature`.
+
+Flow: ``writer()`` (driver, at ``save()``) loads the table, checks the DataFrame's columns and
+types against the table schema (a wrong name or type fails before any task runs) and pins what
+tasks need - schema, spec, sort order, properties, location, format version, FileIO - with one
+operation id. ``write()`` (each task, on an executor) conforms its Arrow batches to the table
+schema and writes them with :func:`~icenb.table.data_writer.write_data_files`, files named
+``{partition:05d}-{task attempt id}-{operation id}-{n:05d}.parquet`` (Java's
+``OutputFileFactory``), and returns a commit message with their DataFiles. ``commit()`` (driver)
+adds every task's files to one :class:`~icenb.table.snapshot_producer.FastAppend` whose commit
+UUID is the operation id (so manifests and the manifest list carry it too) and commits it on
+the catalog's current state, with the producer's retry loop (spec: "Commit Conflict Resolution
+and Retry"). ``abort()`` (driver, when a task or the commit failed) deletes the data files the
+tasks wrote - those their messages list and any file under the data location named with the
+operation id (a task killed when the job failed reports nothing), once at once and once again
+after ``ABORT_GRACE_SECONDS`` - unless a snapshot of this operation is in the table (an unknown
+commit outcome that in fact succeeded). A failing task deletes its own files
+(``write_data_files``). A killed task still writing after that can leave orphan files.
+
+Decision: a task buffers its partition's rows (Arrow) and writes them in one call, so rolling by
+``write.target-file-size-bytes`` and the file counter span the whole task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.pandas.types import to_arrow_schema as spark_to_arrow_schema
+from pyspark.sql.types import StructType
+
+from icenb import errors
+from icenb.catalog import (
+    Catalog,
+    Identifier,
+    LoadedTable,
+    open_catalog,
+    open_warehouse_catalog,
+    to_identifier,
+)
+from icenb.errors import CommitStateUnknown, IcebergError, UnsupportedFeature, ValidationError
+from icenb.io.file_io import FileIO
+from icenb.spec.manifest import DataFile
+from icenb.spec.partition_spec import PartitionSpec
+from icenb.spec.schema import Schema
+from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
+from icenb.spec.sort_order import SortOrder
+from icenb.spec.table_metadata import TableMetadata
+from icenb.table.data_writer import conform_to_schema, location_provider, write_data_files
+from icenb.table.snapshot_producer import FastAppend
+
+__all__ = ["ABORT_GRACE_SECONDS", "IcenbCommitMessage", "IcenbWriter", "WriteTarget",
+           "append_dataframe", "delete_operation_files", "find_operation_snapshot",
+           "make_writer", "write_task"]
+
+WAREHOUSE = "warehouse"
+CATALOG = "catalog"
+CATALOG_NAME = "catalog-name"
+BRANCH = "branch"
+SNAPSHOT_PROPERTY_PREFIX = "snapshot-property."
+# Set by append_dataframe (Table.append): the table's own catalog object (pickled), its
+# identifier (JSON list) and the operation id the driver looks its snapshot up by.
+_CATALOG_PICKLE = "icenb.catalog-pickle"
+_IDENTIFIER = "icenb.identifier"
+_OPERATION_ID = "icenb.operation-id"
+#: How long ``abort`` waits before it looks for killed tasks' files a second time (Spark's
+#: ``spark.python.task.killTimeout`` default).
+ABORT_GRACE_SECONDS = 2.0
+_WRITE_OPTIONS = frozenset({"path", "paths", WAREHOUSE, CATALOG, CATALOG_NAME, BRANCH,
+                            _CATALOG_PICKLE, _IDENTIFIER, _OPERATION_ID})
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """What a write task needs of the table (pinned at ``writer()``; pickled into tasks)."""
+
+    io: FileIO
+    schema: Schema
+    spec: PartitionSpec
+    sort_order: SortOrder
+    properties: Mapping[str, str]
+    location: str
+    format_version: int
+    operation_id: str
+
+    @classmethod
+    def of(cls, metadata: TableMetadata, io: FileIO, operation_id: str) -> WriteTarget:
+        return cls(io, metadata.schema, metadata.spec, metadata.sort_order,
+                   dict(metadata.properties), metadata.location, metadata.format_version,
+                   operation_id)
+
+
+@dataclass(frozen=True)
+class IcenbCommitMessage(WriterCommitMessage):
+    """A task's result: the data files it wrote (``partition_id``/``task_id`` as in their
+    names)."""
+
+    files: tuple[DataFile, ...]
+    partition_id: int
+    task_id: int
+
+
+def write_task(target: WriteTarget, batches: Sequence[pa.RecordBatch] | pa.Table, *,
+               partition_id: int, task_id: int) -> list[DataFile]:
+    """Conform and write one task's rows as data files of the target table (no commit)."""
+    table = batches if isinstance(batches, pa.Table) else pa.Table.from_batches(batches)
+    if table.num_rows == 0:
+        return []
+    return write_data_files(
+        target.io, table, target.schema, target.spec, target.sort_order, target.properties,
+        location_provider(target.location, target.properties),
+        format_version=target.format_version, partition_id=partition_id, task_id=task_id,
+        operation_id=target.operation_id)
+
+
+def _data_root(target: WriteTarget) -> str:
+    """Where the location provider puts data files: ``write.data.path`` or ``<table>/data``."""
+    configured = target.properties.get("write.data.path")
+    return (configured or f"{target.location.rstrip('/')}/data").rstrip("/")
+
+
+def delete_operation_files(target: WriteTarget) -> int:
+    """Delete every data file of the target's operation under the table's data location (by
+    the operation id in its name), including those of tasks whose results Spark dropped (a
+    killed task reports nothing); the number deleted. Used when the operation did not commit.
+    """
+    deleted = 0
+    pending = [_data_root(target)]
+    io = target.io
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = io.list_dir(directory)
+        except IcebergError:
+            continue  # missing (nothing written there) or unreadable
+        for entry in entries:
+            location = f"{directory}/{entry.name}"
+            if entry.is_dir:
+                pending.append(location)
+            elif target.operation_id in entry.name:
+                with contextlib.suppress(IcebergError):
+                    io.delete(location, missing_ok=True)
+                    deleted += 1
+    return deleted
+
+
+# --------------------------------------------------------------------------- commit
+
+
+class _SparkAppend(FastAppend):
+    """A fast append whose commit UUID is the Spark write's operation id."""
+
+    def __init__(self, catalog: Catalog, identifier: Identifier, io: FileIO, *, branch: str,
+                 snapshot_properties: Mapping[str, str], operation_id: str) -> None:
+        super().__init__(catalog, identifier, io, branch=branch,
+                         snapshot_properties=snapshot_properties)
+        self._commit_uuid = operation_id
+
+
+def find_operation_snapshot(metadata: TableMetadata, operation_id: str) -> Snapshot | None:
+    """The snapshot committed by operation ``operation_id`` (its manifest list is named
+    ``snap-<id>-<attempt>-<operation id>.avro``), or None."""
+    suffix = f"-{operation_id}.avro"
+    for snap in metadata.snapshots:
+        if snap.manifest_list is not None and snap.manifest_list.endswith(suffix):
+            return snap
+    return None
+
+
+def _plain(error: IcebergError) -> IcebergError:
+    return error.with_traceback(None)
+
+
+class IcenbWriter(DataSourceArrowWriter):
+    """Writes on executors (``write``), commits or aborts on the driver. Pickled into every
+    task and into the commit worker: holds only the catalog, the identifier and the target."""
+
+    def __init__(self, catalog: Catalog, identifier: Identifier, target: WriteTarget, *,
+                 branch: str, snapshot_properties: Mapping[str, str]) -> None:
+        self._catalog = catalog
+        self._identifier = identifier
+        self._target = target
+        self._branch = branch
+        self._snapshot_properties = dict(snapshot_properties)
+
+    @property
+    def target(self) -> WriteTarget:
+        return self._target
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> IcenbCommitMessage:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        partition_id = context.partitionId() if context is not None else 0
+        task_id = context.taskAttemptId() if context is not None else 0
+        try:
+            files = write_task(self._target, list(iterator), partition_id=partition_id,
+                               task_id=task_id)
+        except IcebergError as e:
+            raise _plain(e) from None
+        return IcenbCommitMessage(tuple(files), partition_id, task_id)
+
+    @staticmethod
+    def _files(messages: Sequence[WriterCommitMessage | None]) -> list[DataFile]:
+        return [f for m in messages if isinstance(m, IcenbCommitMessage) for f in m.files]
+
+    def commit(self, messages: Sequence[WriterCommitMessage | None]) -> None:
+        files = self._files(messages)
+        producer = _SparkAppend(self._catalog, self._identifier, self._target.io,
+                                branch=self._branch,
+                                snapshot_properties=self._snapshot_properties,
+                                operation_id=self._target.operation_id)
+        try:
+            producer.add_files(files)
+            base = self._catalog.load_table(self._identifier)
+            producer.commit(base)
+        except CommitStateUnknown as e:
+            raise _plain(e) from None  # files may be referenced: keep them
+        except IcebergError as e:
+            self._delete(files)  # the producer removed its manifests; these are ours
+            raise _plain(e) from None
+
+    def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
+        """Delete the data files of the operation: those the messages list and, as a task
+        killed when the job failed reports none, every file named with the operation id."""
+        try:
+            current = self._catalog.load_table(self._identifier).metadata
+        except IcebergError:
+            return  # cannot tell whether a commit landed: keep the files (orphans, not loss)
+        if find_operation_snapshot(current, self._target.operation_id) is None:
+            self._delete(self._files(messages))
+            delete_operation_files(self._target)
+            # Tasks Spark killed may still be writing (a Python worker that has its input
+            # finishes its files): look again once they have had time to stop.
+            time.sleep(ABORT_GRACE_SECONDS)
+            delete_operation_files(self._target)
+
+    def _delete(self, files: Sequence[DataFile]) -> None:
+        for f in files:
+            with contextlib.suppress(IcebergError):
+                self._target.io.delete(f.file_path, missing_ok=True)
+
+
+# --------------------------------------------------------------------------- driver side
+
+
+def _decode_catalog(text: str) -> Catalog:
+    from icenb.spark.datasource import _decode
+
+    catalog = _decode(text, _CATALOG_PICKLE)
+    if not isinstance(catalog, Catalog):
+        raise ValidationError("not a catalog written by icenb", field=_CATALOG_PICKLE)
+    return catalog
+
+
+def _catalog_of(options: Mapping[str, str]) -> Catalog:
+    """The catalog the options name (``warehouse`` or ``catalog``; see the module)."""
+    if options.get(_CATALOG_PICKLE):
+        return _decode_catalog(options[_CATALOG_PICKLE])
+    io_properties = {k: str(v) for k, v in options.items()
+                     if k not in _WRITE_OPTIONS and not k.startswith(SNAPSHOT_PROPERTY_PREFIX)}
+    name = options.get(CATALOG_NAME) or "default"
+    warehouse, catalog = options.get(WAREHOUSE), options.get(CATALOG)
+    if bool(warehouse) == bool(catalog):
+        raise ValidationError(
+            "name the table's catalog with exactly one of .option('warehouse', <icenb "
+            "warehouse dir>) or .option('catalog', <catalog location>), then "
+            ".save('<namespace>.<table>')", field="warehouse / catalog",
+            value=(warehouse, catalog))
+    if warehouse:
+        return open_warehouse_catalog(warehouse, name=name, io=FileIO(io_properties))
+    assert catalog is not None
+    return open_catalog(catalog, name=name, properties=io_properties)
+
+
+def _identifier_of(options: Mapping[str, str]) -> Identifier:
+    raw = options.get(_IDENTIFIER)
+    if raw:
+        return to_identifier(tuple(json.loads(raw)))
+    path = options.get("path")
+    if not path:
+        raise ValidationError("give the table identifier: .save('<namespace>.<table>')",
+                              field="path")
+    return to_identifier(path)
+
+
+def _check_columns(spark_schema: StructType, schema: Schema, format_version: int) -> None:
+    """Refuse, before any task runs, columns not in the table and types that do not fit."""
+    empty = spark_to_arrow_schema(spark_schema).empty_table()
+    conform_to_schema(empty, schema, format_version=format_version)
+
+
+def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool) -> IcenbWriter:
+    """The writer for ``DataSource.writer`` (driver): load the table, check the columns, pin
+    the write target."""
+    if overwrite:
+        raise UnsupportedFeature("the icenb data source only appends: use mode('append')",
+                                 field="mode", value="overwrite")
+    catalog = _catalog_of(options)
+    identifier = _identifier_of(options)
+    loaded = catalog.load_table(identifier)
+    md = loaded.metadata
+    branch = options.get(BRANCH) or MAIN_BRANCH
+    ref = md.refs.get(branch)
+    if ref is not None and not ref.is_branch:
+        raise ValidationError(f"{branch!r} is a tag: only branches can be written to",
+                              field=BRANCH, value=branch)
+    _check_columns(schema, md.schema, md.format_version)
+    operation_id = options.get(_OPERATION_ID) or str(uuid.uuid4())
+    snapshot_properties = {k[len(SNAPSHOT_PROPERTY_PREFIX):]: str(v) for k, v in options.items()
+                           if k.startswith(SNAPSHOT_PROPERTY_PREFIX)}
+    return IcenbWriter(catalog, loaded.identifier, WriteTarget.of(md, loaded.io, operation_id),
+                       branch=branch, snapshot_properties=snapshot_properties)
+
+
+_ERROR_LINE = re.compile(r"icenb\.errors\.(\w+): (.*)")
+
+
+def _icenb_error(exc: BaseException) -> IcebergError | None:
+    """The icenb error a Spark exception reports (its last ``icenb.errors.X: message`` line),
+    rebuilt as that class with that message; None when it reports none."""
+    found = _ERROR_LINE.findall(str(exc))
+    if not found:
+        return None
+    name, message = found[-1]
+    cls = getattr(errors, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, IcebergError)):
+        return None
+    error = cls.__new__(cls)
+    IcebergError.__init__(error, message.strip())
+    return error
+
+
+def append_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
+                     branch: str = MAIN_BRANCH,
+                     snapshot_properties: Mapping[str, str] | None = None
+                     ) -> tuple[LoadedTable, Snapshot]:
+    """Append a Spark DataFrame through the ``icenb`` data source (executors write, the driver
+    commits one snapshot); the table as loaded afterwards and the new snapshot.
+
+    An icenb error of a task or of the commit is raised as that icenb error class.
+    """
+    from icenb.spark.datasource import DATA_SOURCE_NAME, _encode
+    from icenb.spark.session import register
+
+    register(df.sparkSession)
+    operation_id = str(uuid.uuid4())
+    options = {_CATALOG_PICKLE: _encode(catalog), _IDENTIFIER: json.dumps(list(identifier)),
+               _OPERATION_ID: operation_id, BRANCH: branch}
+    for key, value in (snapshot_properties or {}).items():
+        options[SNAPSHOT_PROPERTY_PREFIX + key] = str(value)
+    try:
+        df.write.format(DATA_SOURCE_NAME).mode("append").options(**options).save()
+    except Exception as exc:
+        # Spark aborted the write; tasks it killed may have written files since.
+        with contextlib.suppress(IcebergError):
+            current = catalog.load_table(identifier)
+            if find_operation_snapshot(current.metadata, operation_id) is None:
+                delete_operation_files(WriteTarget.of(current.metadata, current.io,
+                                                      operation_id))
+        error = _icenb_error(exc)
+        if error is None:
+            raise
+        raise error from exc
+    loaded = catalog.load_table(identifier)
+    snap = find_operation_snapshot(loaded.metadata, operation_id)
+    if snap is None:
+        raise CommitStateUnknown("Spark reported the write as done but the table has no "
+                                 "snapshot of it", field="operation-id", value=operation_id)
+    return loaded, snap
