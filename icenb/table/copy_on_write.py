@@ -1,0 +1,241 @@
+"""Copy-on-write row deletes and overwrites of a table, each one commit.
+
+A copy-on-write delete (Iceberg Java / Spark's ``write.delete.mode=copy-on-write``, the
+default) plans the data files the filter may match (spec: Scan Planning), removes those whose
+rows all match, and rewrites those where only some rows match: their live rows (current
+deletes applied) that do not match are written to new data files, and the old file is removed,
+all in one ``overwrite`` snapshot (:class:`~icenb.table.merging_producer.OverwriteFiles`).
+Conflict detection follows Spark's copy-on-write commit: validation from the scanned snapshot
+with the filter as conflict detection filter; concurrent deletes always conflict; concurrent
+appends of possibly matching rows conflict under ``serializable`` isolation
+(``write.delete.isolation-level``, the default) and are kept under ``snapshot``.
+
+Rows where the filter is null (e.g. ``x > 1`` with ``x`` null) do not match and are kept, as
+Iceberg expressions evaluate them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from icenb.catalog import LoadedTable
+from icenb.errors import IcebergError, ValidationError
+from icenb.spec.evaluators import evaluate_arrow
+from icenb.spec.expression_parser import parse
+from icenb.spec.expressions import ALWAYS_TRUE, AlwaysTrue, Expression, bind
+from icenb.spec.manifest import DataFile
+from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
+from icenb.spec.table_metadata import TableMetadata
+from icenb.table.merging_producer import (
+    DeleteFiles,
+    IsolationLevel,
+    MergingSnapshotProducer,
+    OverwriteFiles,
+    ReplacePartitions,
+    _FileFilter,
+    isolation_level,
+)
+from icenb.table.scan_planning import plan_files
+from icenb.table.task_reader import read_task
+
+if TYPE_CHECKING:
+    from icenb.io.file_io import FileIO
+    from icenb.table.table import Table
+
+__all__ = ["CopyOnWritePlan", "delete_rows", "dynamic_partition_overwrite", "overwrite_rows",
+           "plan_copy_on_write"]
+
+WRITE_DELETE_MODE = "write.delete.mode"
+COPY_ON_WRITE = "copy-on-write"
+MERGE_ON_READ = "merge-on-read"
+
+
+@dataclass(frozen=True)
+class CopyOnWritePlan:
+    """What a copy-on-write delete does: files to remove and the rows to write back."""
+
+    snapshot_id: int | None
+    remove: tuple[DataFile, ...]
+    keep_rows: pa.Table | None
+    deleted_rows: int
+
+
+def _expression(filter: str | Expression) -> Expression:
+    if isinstance(filter, str):
+        return parse(filter)
+    if isinstance(filter, Expression):
+        return filter
+    raise ValidationError("a filter must be a string or an Expression", field="filter",
+                          value=type(filter).__name__)
+
+
+def _branch_snapshot(metadata: TableMetadata, branch: str) -> Snapshot | None:
+    ref = metadata.refs.get(branch)
+    if ref is None:
+        return metadata.current_snapshot()
+    if not ref.is_branch:
+        raise ValidationError(f"{branch!r} is a tag: only branches can be written to",
+                              field="branch", value=branch)
+    return metadata.snapshot_by_id(ref.snapshot_id)
+
+
+def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expression, *,
+                       branch: str = MAIN_BRANCH, case_sensitive: bool = True
+                       ) -> CopyOnWritePlan:
+    """Which files a copy-on-write delete of ``filter`` removes, and the live rows of partly
+    matching files that must be written back (read with their deletes applied)."""
+    expr = _expression(filter)
+    schema = metadata.schema
+    bound = bind(expr, schema, case_sensitive)  # validates the filter first
+    snap = _branch_snapshot(metadata, branch)
+    if snap is None:
+        return CopyOnWritePlan(None, (), None, 0)
+    plan = plan_files(io, metadata, snapshot_id=snap.snapshot_id, row_filter=expr,
+                      case_sensitive=case_sensitive, schema=schema)
+    flt = _FileFilter(expr, schema, metadata.specs_by_id, case_sensitive)
+    remove: list[DataFile] = []
+    keep: list[pa.Table] = []
+    deleted = 0
+    for task in plan.tasks:
+        f = task.data_file
+        if not task.delete_files and flt.must_match(f):
+            remove.append(f)
+            deleted += f.record_count
+            continue
+        rows = read_task(io, replace(task, residual_filter=True), schema)
+        if rows.num_rows == 0:
+            continue
+        mask = evaluate_arrow(bound, rows) if not isinstance(bound, AlwaysTrue) else None
+        matched = rows.num_rows if mask is None else int(pc.sum(mask).as_py() or 0)
+        if matched == 0:
+            continue
+        remove.append(f)
+        deleted += matched
+        if mask is not None and matched < rows.num_rows:
+            keep.append(rows.filter(pc.invert(mask)))
+    kept = pa.concat_tables(keep) if keep else None
+    return CopyOnWritePlan(snap.snapshot_id, tuple(remove), kept, deleted)
+
+
+def _commit(table: Table, producer: MergingSnapshotProducer, branch: str) -> Snapshot:
+    _, identifier = table._writable()
+    base = LoadedTable(identifier, table._opened_from, table.metadata, table.io)
+    try:
+        committed = producer.commit(base)
+    except BaseException:
+        with contextlib.suppress(IcebergError):
+            table.refresh()
+        raise
+    table._committed(committed)
+    snap = committed.metadata.snapshot_for_ref(branch)
+    assert snap is not None
+    return snap
+
+
+def _validated(producer: MergingSnapshotProducer, metadata: TableMetadata, plan: CopyOnWritePlan,
+               expr: Expression) -> None:
+    """Spark's copy-on-write conflict detection (see the module docstring)."""
+    if plan.snapshot_id is not None:
+        producer.validate_from_snapshot(plan.snapshot_id)
+    producer.conflict_detection_filter(expr)
+    producer.validate_no_conflicting_deletes()
+    if isolation_level(metadata.properties, "delete") == IsolationLevel.SERIALIZABLE:
+        producer.validate_no_conflicting_data()
+
+
+def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BRANCH,
+                snapshot_properties: Mapping[str, str] | None = None,
+                case_sensitive: bool = True) -> Snapshot | None:
+    """Copy-on-write delete of the rows matching ``filter``; the new snapshot, or None when
+    no row matched (no snapshot is added). When only whole files go, the snapshot is a
+    ``delete`` (Java's ``DeleteFiles``), else an ``overwrite``."""
+    catalog, identifier = table._writable()
+    md = table.metadata
+    expr = _expression(filter)
+    plan = plan_copy_on_write(table.io, md, expr, branch=branch, case_sensitive=case_sensitive)
+    if not plan.remove:
+        return None
+    rewrite = plan.keep_rows is not None and plan.keep_rows.num_rows > 0
+    # whole files only: a ``delete`` snapshot (Java's DeleteFiles), else an ``overwrite``
+    producer: OverwriteFiles | DeleteFiles = (
+        OverwriteFiles if rewrite else DeleteFiles)(
+        catalog, identifier, table.io, branch=branch, snapshot_properties=snapshot_properties)
+    producer.case_sensitive(case_sensitive)
+    _validated(producer, md, plan, expr)
+    for f in plan.remove:
+        producer.delete_file(f)
+    try:
+        if plan.keep_rows is not None and plan.keep_rows.num_rows:
+            producer.write_data(plan.keep_rows, md)
+    except BaseException:
+        producer.abort()
+        raise
+    return _commit(table, producer, branch)
+
+
+def overwrite_rows(table: Table, data: Any, filter: str | Expression | None = None, *,
+                   branch: str = MAIN_BRANCH,
+                   snapshot_properties: Mapping[str, str] | None = None,
+                   case_sensitive: bool = True) -> Snapshot:
+    """Replace the rows matching ``filter`` (None: every row) by ``data`` in one
+    ``overwrite`` snapshot. Without a filter every file is removed (Java's
+    ``overwriteByRowFilter(alwaysTrue)``, re-applied on conflicts); with one, matching rows
+    are deleted copy-on-write (see :func:`delete_rows`) and ``data`` added."""
+    catalog, identifier = table._writable()
+    md = table.metadata
+    producer = OverwriteFiles(catalog, identifier, table.io, branch=branch,
+                              snapshot_properties=snapshot_properties)
+    producer.case_sensitive(case_sensitive)
+    producer.check_branch(md)
+    if filter is None:
+        producer.overwrite_by_row_filter(ALWAYS_TRUE)
+        plan = None
+    else:
+        expr = _expression(filter)
+        plan = plan_copy_on_write(table.io, md, expr, branch=branch,
+                                  case_sensitive=case_sensitive)
+        _validated(producer, md, plan, expr)
+        for f in plan.remove:
+            producer.delete_file(f)
+    try:
+        if plan is not None and plan.keep_rows is not None and plan.keep_rows.num_rows:
+            producer.write_data(plan.keep_rows, md)
+        producer.write_data(data, md)
+    except BaseException:
+        producer.abort()
+        raise
+    return _commit(table, producer, branch)
+
+
+def dynamic_partition_overwrite(table: Table, data: Any, *, branch: str = MAIN_BRANCH,
+                                snapshot_properties: Mapping[str, str] | None = None
+                                ) -> Snapshot:
+    """Replace the partitions ``data`` has rows in by ``data`` (Java's ``ReplacePartitions``;
+    an unpartitioned table is replaced whole, as Spark's dynamic overwrite). As Spark's
+    default, concurrent commits are re-applied without conflict validation."""
+    catalog, identifier = table._writable()
+    md = table.metadata
+    producer = ReplacePartitions(catalog, identifier, table.io, branch=branch,
+                                 snapshot_properties=snapshot_properties)
+    snap = _branch_snapshot(md, branch)
+    if snap is not None:
+        producer.validate_from_snapshot(snap.snapshot_id)
+    producer.write_data(data, md)
+    return _commit(table, producer, branch)
+
+
+def delete_mode(properties: Mapping[str, str], mode: str | None) -> str:
+    """The delete mode to use: ``mode`` or ``write.delete.mode`` (default copy-on-write)."""
+    raw = mode if mode is not None else properties.get(WRITE_DELETE_MODE, COPY_ON_WRITE)
+    value = str(raw).strip().lower()
+    if value not in (COPY_ON_WRITE, MERGE_ON_READ):
+        raise ValidationError("delete mode must be copy-on-write or merge-on-read",
+                              field="mode" if mode is not None else WRITE_DELETE_MODE,
+                              value=raw)
+    return value

@@ -1,0 +1,1110 @@
+"""Snapshot producers that remove files and merge manifests (Iceberg Java 1.10's
+``MergingSnapshotProducer`` family): merge append, delete, overwrite, dynamic partition
+overwrite and row delta.
+
+Spec sections: "Manifests" (entry status; EXISTING and DELETED entries carry explicit sequence
+numbers), "Sequence Numbers", "Row Lineage" (first row ids of existing files kept), "Scan
+Planning" (which delete files apply to which data files), "Commit Conflict Resolution and
+Retry" and Appendix F (summary fields). What every producer here does, as Java does:
+
+* new data files go into one new manifest per partition spec, new delete files into one new
+  delete manifest per spec; both are listed first;
+* the parent's manifests are *filtered*: a manifest holding a file to remove is rewritten with
+  that entry DELETED (this snapshot's id, sequence numbers kept) and the others EXISTING
+  (their snapshot ids and sequence numbers kept, DELETED entries of older snapshots dropped);
+  untouched manifests are reused as they are;
+* delete files no data file can need any more are dropped: those with a data sequence number
+  below every remaining data file's (Java's ``dropDeleteFilesOlderThan``) and, in v3, deletion
+  vectors of removed data files;
+* data and delete manifests are then merged per ``commit.manifest-merge.enabled``,
+  ``commit.manifest.min-count-to-merge`` and ``commit.manifest.target-size-bytes`` (bin
+  packing from the end, the new manifest's bin merged only when it reaches the minimum
+  count: Java's ``ManifestMergeManager``);
+* validations (conflict detection) run on every attempt against the snapshots committed since
+  the starting snapshot and raise ``CommitConflict`` (not retried); a plain pointer conflict
+  is retried by re-applying on the new state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from icenb.catalog import Catalog, Identifier, LoadedTable
+from icenb.errors import CommitConflict, IcebergError, ValidationError
+from icenb.io.file_io import FileIO
+from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
+from icenb.io.manifest_writer import write_manifest
+from icenb.spec.evaluators import row_evaluator
+from icenb.spec.expression_parser import parse
+from icenb.spec.expressions import AlwaysFalse, AlwaysTrue, Expression, bind
+from icenb.spec.manifest import (
+    DataFile,
+    EntryStatus,
+    FileContent,
+    FileFormat,
+    ManifestContent,
+    ManifestEntry,
+    ManifestFile,
+)
+from icenb.spec.metrics_evaluator import FileMetrics, inclusive_match, strict_match
+from icenb.spec.partition_spec import PartitionSpec
+from icenb.spec.projection import project_inclusive_bound, project_strict_bound
+from icenb.spec.schema import Schema
+from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
+from icenb.spec.table_metadata import TableMetadata
+from icenb.table.data_writer import location_provider, write_data_files
+from icenb.table.scan_planning import _content_files
+from icenb.table.snapshot_producer import (
+    SnapshotProducer,
+    _add_totals,
+    _int_property,
+    as_arrow_table,
+)
+
+__all__ = [
+    "DeleteFiles",
+    "IsolationLevel",
+    "MergeAppend",
+    "MergingSnapshotProducer",
+    "OverwriteFiles",
+    "ReplacePartitions",
+    "RowDelta",
+    "isolation_level",
+    "merge_enabled",
+]
+
+# Table properties (names and defaults of Java's TableProperties).
+MANIFEST_MERGE_ENABLED = "commit.manifest-merge.enabled"
+MANIFEST_MIN_MERGE_COUNT = "commit.manifest.min-count-to-merge"
+MANIFEST_TARGET_SIZE_BYTES = "commit.manifest.target-size-bytes"
+_DEFAULT_MIN_MERGE_COUNT = 100
+_DEFAULT_TARGET_SIZE = 8 * 1024 * 1024
+
+# Summary keys (Java's SnapshotSummary).
+ADDED_FILE_SIZE = "added-files-size"
+REMOVED_FILE_SIZE = "removed-files-size"
+ADDED_DATA_FILES = "added-data-files"
+DELETED_DATA_FILES = "deleted-data-files"
+ADDED_EQ_DELETE_FILES = "added-equality-delete-files"
+REMOVED_EQ_DELETE_FILES = "removed-equality-delete-files"
+ADDED_POS_DELETE_FILES = "added-position-delete-files"
+REMOVED_POS_DELETE_FILES = "removed-position-delete-files"
+ADDED_DVS = "added-dvs"
+REMOVED_DVS = "removed-dvs"
+ADDED_DELETE_FILES = "added-delete-files"
+REMOVED_DELETE_FILES = "removed-delete-files"
+ADDED_RECORDS = "added-records"
+DELETED_RECORDS = "deleted-records"
+ADDED_POS_DELETES = "added-position-deletes"
+REMOVED_POS_DELETES = "removed-position-deletes"
+ADDED_EQ_DELETES = "added-equality-deletes"
+REMOVED_EQ_DELETES = "removed-equality-deletes"
+CHANGED_PARTITION_COUNT = "changed-partition-count"
+REPLACE_PARTITIONS = "replace-partitions"
+
+# Operations whose snapshots each validation looks at (Java's MergingSnapshotProducer).
+_ADDED_DATA_OPS = frozenset({"append", "overwrite"})
+_DELETED_DATA_OPS = frozenset({"overwrite", "replace", "delete"})
+_NEW_DELETE_OPS = frozenset({"overwrite", "delete"})
+
+
+class IsolationLevel:
+    """Write isolation levels (Java's ``IsolationLevel``)."""
+
+    SERIALIZABLE = "serializable"
+    SNAPSHOT = "snapshot"
+
+
+def isolation_level(properties: Mapping[str, str], operation: str) -> str:
+    """``write.<delete|update|merge>.isolation-level`` (default serializable)."""
+    key = f"write.{operation}.isolation-level"
+    raw = str(properties.get(key, IsolationLevel.SERIALIZABLE)).strip().lower()
+    if raw not in (IsolationLevel.SERIALIZABLE, IsolationLevel.SNAPSHOT):
+        raise ValidationError("isolation level must be serializable or snapshot", field=key,
+                              value=raw)
+    return raw
+
+
+def merge_enabled(properties: Mapping[str, str]) -> bool:
+    """``commit.manifest-merge.enabled`` (default true)."""
+    raw = str(properties.get(MANIFEST_MERGE_ENABLED, "true")).strip().lower()
+    if raw not in ("true", "false"):
+        raise ValidationError("must be true or false", field=MANIFEST_MERGE_ENABLED, value=raw)
+    return raw == "true"
+
+
+def _as_expression(expr: str | Expression, field: str) -> Expression:
+    if isinstance(expr, str):
+        return parse(expr)
+    if isinstance(expr, Expression):
+        return expr
+    raise ValidationError("a filter must be a string or an Expression", field=field,
+                          value=type(expr).__name__)
+
+
+def _is_dv(f: DataFile) -> bool:
+    return f.content == FileContent.POSITION_DELETES and f.file_format == FileFormat.PUFFIN
+
+
+# --------------------------------------------------------------------------- file matching
+
+
+class _FileFilter:
+    """A row filter evaluated on files: may rows match (inclusive partition projection and
+    metrics), must every row match (strict projection or strict metrics)? As Java's
+    ``ManifestFilterManager`` evaluator."""
+
+    def __init__(self, expr: Expression, schema: Schema, specs: Mapping[int, PartitionSpec],
+                 case_sensitive: bool) -> None:
+        self.expr = expr
+        self.schema = schema
+        self.bound = bind(expr, schema, case_sensitive)
+        self._specs = specs
+        self._case_sensitive = case_sensitive
+        self._by_spec: dict[int, tuple[Callable[[Any], bool], Callable[[Any], bool]]] = {}
+
+    def _spec_tests(self, spec_id: int) -> tuple[Callable[[Any], bool], Callable[[Any], bool]]:
+        tests = self._by_spec.get(spec_id)
+        if tests is None:
+            spec = self._specs[spec_id]
+            inclusive = row_evaluator(project_inclusive_bound(spec, self.schema, self.expr,
+                                                              self._case_sensitive))
+            strict = row_evaluator(project_strict_bound(spec, self.schema, self.expr,
+                                                        self._case_sensitive))
+            tests = (inclusive, strict)
+            self._by_spec[spec_id] = tests
+        return tests
+
+    def _partition(self, f: DataFile) -> dict[int, Any]:
+        spec = self._specs[f.spec_id]
+        return {pf.field_id: v for pf, v in zip(spec.fields, f.partition, strict=False)}
+
+    def _metrics(self, f: DataFile) -> FileMetrics:
+        return FileMetrics.from_serialized(self.schema, f.record_count, f.value_counts,
+                                           f.null_value_counts, f.nan_value_counts,
+                                           f.lower_bounds, f.upper_bounds)
+
+    def partition_might_match(self, f: DataFile) -> bool:
+        return self._spec_tests(f.spec_id)[0](self._partition(f))
+
+    def might_match(self, f: DataFile) -> bool:
+        if isinstance(self.bound, AlwaysTrue):
+            return True
+        if isinstance(self.bound, AlwaysFalse):
+            return False
+        if not self.partition_might_match(f):
+            return False
+        return f.content != FileContent.DATA or inclusive_match(self.bound, self._metrics(f))
+
+    def must_match(self, f: DataFile) -> bool:
+        if isinstance(self.bound, AlwaysTrue):
+            return True
+        if isinstance(self.bound, AlwaysFalse):
+            return False
+        if self._spec_tests(f.spec_id)[1](self._partition(f)):
+            return True
+        return f.content == FileContent.DATA and strict_match(self.bound, self._metrics(f))
+
+
+# --------------------------------------------------------------------------- reading entries
+
+
+def read_entries(io: FileIO, manifest: ManifestFile, metadata: TableMetadata
+                 ) -> list[ManifestEntry]:
+    """A manifest's entries as objects, inherited values (snapshot ids, sequence numbers,
+    first row ids) made explicit (spec: Sequence Number Inheritance, First Row ID
+    Inheritance)."""
+    table = read_manifest_entries(io, [manifest], metadata.format_version)
+    if table.num_rows == 0:
+        return []
+    files = _content_files(table, metadata.specs_by_id, metadata.schema)
+    statuses = table.column("status").to_pylist()
+    snapshot_ids = table.column("snapshot_id").to_pylist()
+    seqs = table.column("sequence_number").to_pylist()
+    file_seqs = table.column("file_sequence_number").to_pylist()
+    return [ManifestEntry(EntryStatus(st), sid, seq, fseq, f)
+            for st, sid, seq, fseq, f in zip(statuses, snapshot_ids, seqs, file_seqs, files,
+                                              strict=True)]
+
+
+# --------------------------------------------------------------------------- summary
+
+
+@dataclass
+class _Counts:
+    """What a commit added and removed, for the summary (Java's SnapshotSummary.Builder)."""
+
+    added_size: int = 0
+    removed_size: int = 0
+    added_files: int = 0
+    removed_files: int = 0
+    added_eq_files: int = 0
+    removed_eq_files: int = 0
+    added_pos_files: int = 0
+    removed_pos_files: int = 0
+    added_dvs: int = 0
+    removed_dvs: int = 0
+    added_delete_files: int = 0
+    removed_delete_files: int = 0
+    added_records: int = 0
+    deleted_records: int = 0
+    added_pos_deletes: int = 0
+    removed_pos_deletes: int = 0
+    added_eq_deletes: int = 0
+    removed_eq_deletes: int = 0
+
+    def add(self, f: DataFile, added: bool) -> None:
+        sign = "added" if added else "removed"
+        if added:
+            self.added_size += f.file_size_in_bytes
+        else:
+            self.removed_size += f.file_size_in_bytes
+        if f.content == FileContent.DATA:
+            if added:
+                self.added_files += 1
+                self.added_records += f.record_count
+            else:
+                self.removed_files += 1
+                self.deleted_records += f.record_count
+            return
+        setattr(self, f"{sign}_delete_files", getattr(self, f"{sign}_delete_files") + 1)
+        if f.content == FileContent.POSITION_DELETES:
+            kind = "dvs" if _is_dv(f) else "pos_files"
+            setattr(self, f"{sign}_{kind}", getattr(self, f"{sign}_{kind}") + 1)
+            setattr(self, f"{sign}_pos_deletes",
+                    getattr(self, f"{sign}_pos_deletes") + f.record_count)
+        else:
+            setattr(self, f"{sign}_eq_files", getattr(self, f"{sign}_eq_files") + 1)
+            setattr(self, f"{sign}_eq_deletes",
+                    getattr(self, f"{sign}_eq_deletes") + f.record_count)
+
+    def properties(self) -> dict[str, str]:
+        pairs = (  # Java's SnapshotSummary order
+            (ADDED_DATA_FILES, self.added_files), (DELETED_DATA_FILES, self.removed_files),
+            (ADDED_EQ_DELETE_FILES, self.added_eq_files),
+            (REMOVED_EQ_DELETE_FILES, self.removed_eq_files),
+            (ADDED_POS_DELETE_FILES, self.added_pos_files),
+            (REMOVED_POS_DELETE_FILES, self.removed_pos_files),
+            (ADDED_DVS, self.added_dvs), (REMOVED_DVS, self.removed_dvs),
+            (ADDED_DELETE_FILES, self.added_delete_files),
+            (REMOVED_DELETE_FILES, self.removed_delete_files),
+            (ADDED_RECORDS, self.added_records), (DELETED_RECORDS, self.deleted_records),
+            (ADDED_FILE_SIZE, self.added_size), (REMOVED_FILE_SIZE, self.removed_size),
+            (ADDED_POS_DELETES, self.added_pos_deletes),
+            (REMOVED_POS_DELETES, self.removed_pos_deletes),
+            (ADDED_EQ_DELETES, self.added_eq_deletes),
+            (REMOVED_EQ_DELETES, self.removed_eq_deletes),
+        )
+        return {k: str(v) for k, v in pairs if v > 0}
+
+    def totals(self) -> dict[str, int]:
+        return {
+            "total-records": self.added_records - self.deleted_records,
+            "total-files-size": self.added_size - self.removed_size,
+            "total-data-files": self.added_files - self.removed_files,
+            "total-delete-files": self.added_delete_files - self.removed_delete_files,
+            "total-position-deletes": self.added_pos_deletes - self.removed_pos_deletes,
+            "total-equality-deletes": self.added_eq_deletes - self.removed_eq_deletes,
+        }
+
+
+# --------------------------------------------------------------------------- bin packing
+
+
+def pack_end(weights: Sequence[int], target: int) -> list[list[int]]:
+    """Indices of ``weights`` in bins of at most ``target`` (a heavier item alone), packed
+    greedily from the end with a lookback of one, so the first bin is the under-filled one
+    (Java's ``ListPacker.packEnd`` as ``ManifestMergeManager`` uses it)."""
+    bins: list[list[int]] = []
+    current: list[int] = []
+    weight = 0
+    for i in reversed(range(len(weights))):
+        w = weights[i]
+        if current and weight + w > target:
+            bins.append(current)
+            current, weight = [], 0
+        current.append(i)
+        weight += w
+    if current:
+        bins.append(current)
+    return [list(reversed(b)) for b in reversed(bins)]
+
+
+# --------------------------------------------------------------------------- the producer
+
+
+class MergingSnapshotProducer(SnapshotProducer):
+    """Adds data and delete files, removes files (by object, path, row filter or partition),
+    filters and merges manifests, validates against concurrent commits (see the module
+    docstring)."""
+
+    _isolation_operation = "delete"
+
+    def __init__(self, catalog: Catalog, identifier: Identifier, io: FileIO, *,
+                 branch: str = MAIN_BRANCH,
+                 snapshot_properties: Mapping[str, str] | None = None,
+                 sleep: Callable[[float], None] | None = None) -> None:
+        super().__init__(catalog, identifier, io, branch=branch,
+                         snapshot_properties=snapshot_properties, sleep=sleep)
+        self._added_data: list[DataFile] = []
+        self._added_deletes: list[DataFile] = []
+        self._remove_paths: set[str] = set()  # data or delete files to remove, by path
+        # A Puffin file holds many DVs: those removed as DataFiles are matched by offset too.
+        self._remove_whole: set[str] = set()
+        self._remove_dv_offsets: dict[str, set[int | None]] = {}
+        self._row_filter: Expression | None = None
+        self._drop_partitions: set[tuple[int, tuple[Any, ...]]] = set()
+        self._case_sensitive = True
+        # validation settings
+        self._starting_snapshot_id: int | None = None
+        self._conflict_filter: Expression | None = None
+        self._validate_data = False
+        self._validate_deletes = False
+        self._fail_missing_paths = True
+        self._referenced_data_files: set[str] = set()
+        # per snapshot id: new manifests and rewritten / merged ones (reused across retries)
+        self._new_manifests: dict[tuple[int, str], list[ManifestFile]] = {}
+        self._rewritten: dict[tuple[Any, ...], tuple[ManifestFile, list[DataFile]]] = {}
+        self._merged: dict[tuple[Any, ...], ManifestFile] = {}
+        self._removed: list[DataFile] = []
+        self._used: set[str] = set()
+        self._first_base: TableMetadata | None = None
+        self._writes = 0
+
+    # ------------------------------------------------------------------ building
+
+    def track_written(self, paths: Iterable[str]) -> None:
+        """Files the operation wrote elsewhere (e.g. by Spark tasks): deleted if the commit
+        finally fails or is aborted."""
+        for p in paths:
+            if not isinstance(p, str):
+                raise ValidationError("paths must be strings", field="paths", value=p)
+            self._written.append(p)
+
+    def _add_data(self, files: Iterable[DataFile]) -> None:
+        for f in files:
+            if not isinstance(f, DataFile) or f.content != FileContent.DATA:
+                raise ValidationError("expected data files", field="content",
+                                      file=getattr(f, "file_path", None),
+                                      value=getattr(f, "content", type(f).__name__))
+            self._added_data.append(f)
+
+    def _add_delete_files(self, files: Iterable[DataFile]) -> None:
+        for f in files:
+            if not isinstance(f, DataFile) or f.content == FileContent.DATA:
+                raise ValidationError("expected delete files (position, equality or DV)",
+                                      field="content", file=getattr(f, "file_path", None),
+                                      value=getattr(f, "content", type(f).__name__))
+            if f.content == FileContent.EQUALITY_DELETES and not f.equality_ids:
+                raise ValidationError("an equality delete file needs equality_ids",
+                                      field="equality_ids", file=f.file_path)
+            if _is_dv(f) and (f.referenced_data_file is None or f.content_offset is None
+                              or f.content_size_in_bytes is None):
+                raise ValidationError("a deletion vector needs referenced_data_file, "
+                                      "content_offset and content_size_in_bytes",
+                                      field="referenced_data_file", file=f.file_path)
+            self._added_deletes.append(f)
+
+    def _remove(self, file_or_path: DataFile | str) -> None:
+        path = file_or_path.file_path if isinstance(file_or_path, DataFile) else file_or_path
+        if not isinstance(path, str) or not path:
+            raise ValidationError("expected a DataFile or a file path", field="file",
+                                  value=file_or_path)
+        self._remove_paths.add(path)
+        if isinstance(file_or_path, DataFile) and _is_dv(file_or_path):
+            self._remove_dv_offsets.setdefault(path, set()).add(file_or_path.content_offset)
+        else:
+            self._remove_whole.add(path)
+
+    def _delete_rows_matching(self, expr: str | Expression) -> None:
+        e = _as_expression(expr, "filter")
+        if self._row_filter is None:
+            self._row_filter = e
+        else:
+            from icenb.spec.expressions import or_
+            self._row_filter = or_(self._row_filter, e)
+
+    def case_sensitive(self, value: bool) -> MergingSnapshotProducer:
+        self._case_sensitive = bool(value)
+        return self
+
+    def validate_from_snapshot(self, snapshot_id: int | None) -> MergingSnapshotProducer:
+        """Validate against the snapshots committed after ``snapshot_id`` (None: the whole
+        history, as Java)."""
+        self._starting_snapshot_id = snapshot_id
+        return self
+
+    def conflict_detection_filter(self, expr: str | Expression) -> MergingSnapshotProducer:
+        """Only concurrent changes that may touch rows matching ``expr`` conflict."""
+        self._conflict_filter = _as_expression(expr, "conflict_detection_filter")
+        return self
+
+    def write_data(self, data: Any, metadata: TableMetadata) -> list[DataFile]:
+        """Write ``data`` (anything ``Table.append`` takes) as data files of the table and add
+        them; nothing is written when validation fails."""
+        self.check_branch(metadata)
+        schema = metadata.schema
+        table = as_arrow_table(data, schema)
+        files = write_data_files(
+            self._io, table, schema, metadata.spec, metadata.sort_order, metadata.properties,
+            location_provider(metadata.location, metadata.properties),
+            format_version=metadata.format_version,
+            # file names count from 1 per operation id: a later write needs its own id
+            operation_id=self._commit_uuid if not self._writes else str(uuid.uuid4()))
+        self._writes += 1
+        self._written.extend(f.file_path for f in files)
+        self._added_data.extend(files)
+        return files
+
+    @property
+    def added_data_files(self) -> tuple[DataFile, ...]:
+        return tuple(self._added_data)
+
+    @property
+    def added_delete_files(self) -> tuple[DataFile, ...]:
+        return tuple(self._added_deletes)
+
+    @property
+    def removed_files(self) -> tuple[DataFile, ...]:
+        """The files the last attempt removed (data and delete files)."""
+        return tuple(self._removed)
+
+    # ------------------------------------------------------------------ validation
+
+    def _history(self, base: TableMetadata, parent: Snapshot | None) -> list[Snapshot]:
+        """Snapshots after the starting snapshot up to ``parent``, newest first."""
+        out: list[Snapshot] = []
+        snap = parent
+        while snap is not None and snap.snapshot_id != self._starting_snapshot_id:
+            out.append(snap)
+            snap = (None if snap.parent_snapshot_id is None
+                    else base.snapshot_by_id(snap.parent_snapshot_id))
+        if self._starting_snapshot_id is not None and snap is None:
+            raise CommitConflict("cannot determine history between the starting snapshot and "
+                                 "the current one: the starting snapshot is not an ancestor",
+                                 field="validate_from_snapshot",
+                                 value=self._starting_snapshot_id)
+        return out
+
+    def _new_entries(self, base: TableMetadata, parent: Snapshot | None, ops: frozenset[str],
+                     content: ManifestContent, status: EntryStatus
+                     ) -> Iterable[tuple[Snapshot, DataFile]]:
+        """Files that snapshots since the starting one added (or deleted) in their own
+        manifests, for snapshots of the given operations."""
+        for snap in self._history(base, parent):
+            if snap.summary is None or str(snap.summary.operation) not in ops:
+                continue
+            for m in read_manifest_list(self._io, snap, base.format_version):
+                if m.added_snapshot_id != snap.snapshot_id or m.content != content:
+                    continue
+                for e in read_entries(self._io, m, base):
+                    if e.status == status and e.snapshot_id == snap.snapshot_id:
+                        yield snap, e.data_file
+
+    def _filter(self, base: TableMetadata, expr: Expression | None) -> _FileFilter:
+        return _FileFilter(AlwaysTrue() if expr is None else expr, base.schema,
+                           base.specs_by_id, self._case_sensitive)
+
+    def _validate_added_data_files(self, base: TableMetadata, parent: Snapshot | None,
+                                   expr: Expression | None) -> None:
+        flt = self._filter(base, expr)
+        for snap, f in self._new_entries(base, parent, _ADDED_DATA_OPS, ManifestContent.DATA,
+                                         EntryStatus.ADDED):
+            if flt.might_match(f):
+                raise CommitConflict(
+                    f"found conflicting files that can contain records matching {flt.expr}: "
+                    f"added by snapshot {snap.snapshot_id}", file=f.file_path,
+                    field="validate_no_conflicting_data", value=str(flt.expr))
+
+    def _validate_deleted_data_files(self, base: TableMetadata, parent: Snapshot | None,
+                                     expr: Expression | None) -> None:
+        flt = self._filter(base, expr)
+        for snap, f in self._new_entries(base, parent, _DELETED_DATA_OPS,
+                                         ManifestContent.DATA, EntryStatus.DELETED):
+            if flt.might_match(f):
+                raise CommitConflict(
+                    f"found conflicting deleted files that can contain records matching "
+                    f"{flt.expr}: deleted by snapshot {snap.snapshot_id}", file=f.file_path,
+                    field="validate_no_conflicting_deletes", value=str(flt.expr))
+
+    def _validate_no_new_delete_files(self, base: TableMetadata, parent: Snapshot | None,
+                                      expr: Expression | None) -> None:
+        flt = self._filter(base, expr)
+        for snap, f in self._new_entries(base, parent, _NEW_DELETE_OPS,
+                                         ManifestContent.DELETES, EntryStatus.ADDED):
+            if flt.might_match(f):
+                raise CommitConflict(
+                    f"found new conflicting delete files that can apply to records matching "
+                    f"{flt.expr}: added by snapshot {snap.snapshot_id}", file=f.file_path,
+                    field="validate_no_conflicting_deletes", value=str(flt.expr))
+
+    def _validate_no_new_deletes_for(self, base: TableMetadata, parent: Snapshot | None,
+                                     data_files: Sequence[DataFile]) -> None:
+        """No delete file added since the start may apply to a data file being removed
+        (spec: Scan Planning rules; newer deletes always have a higher sequence number)."""
+        if not data_files:
+            return
+        paths = {f.file_path for f in data_files}
+        parts = {(f.spec_id, f.partition) for f in data_files}
+        for snap, d in self._new_entries(base, parent, _NEW_DELETE_OPS,
+                                         ManifestContent.DELETES, EntryStatus.ADDED):
+            spec = base.spec_by_id(d.spec_id)
+            applies = (d.referenced_data_file in paths if d.referenced_data_file is not None
+                       else (d.spec_id, d.partition) in parts
+                       or (d.content == FileContent.EQUALITY_DELETES and spec is not None
+                           and spec.is_unpartitioned))
+            if applies:
+                raise CommitConflict(
+                    f"found a new delete file for a replaced data file (snapshot "
+                    f"{snap.snapshot_id})", file=d.file_path,
+                    field="validate_no_conflicting_deletes", value=d.referenced_data_file)
+
+    def _validate_added_dvs(self, base: TableMetadata, parent: Snapshot | None) -> None:
+        """No DV added concurrently for a data file this commit adds a DV for (v3)."""
+        referenced = {f.referenced_data_file for f in self._added_deletes if _is_dv(f)}
+        if not referenced:
+            return
+        saved = self._starting_snapshot_id
+        if saved is None and self._first_base is not None:
+            # no starting snapshot: concurrent means since this operation's first base
+            first = self._parent(self._first_base)
+            self._starting_snapshot_id = None if first is None else first.snapshot_id
+        try:
+            found = [(snap, d) for snap, d in self._new_entries(
+                base, parent, _NEW_DELETE_OPS, ManifestContent.DELETES, EntryStatus.ADDED)
+                if _is_dv(d) and d.referenced_data_file in referenced
+                and d.file_path not in self._remove_paths]
+        finally:
+            self._starting_snapshot_id = saved
+        for snap, d in found:
+            raise CommitConflict(
+                f"found a concurrently added deletion vector (snapshot "
+                f"{snap.snapshot_id})", file=d.file_path, field="referenced_data_file",
+                value=d.referenced_data_file)
+
+    def validate_no_conflicting_data(self) -> MergingSnapshotProducer:
+        """Serializable: fail when a concurrent commit added data the filter may match."""
+        self._validate_data = True
+        return self
+
+    def validate_no_conflicting_deletes(self) -> MergingSnapshotProducer:
+        """Fail when a concurrent commit deleted matching data or added deletes for it."""
+        self._validate_deletes = True
+        return self
+
+    def _validate(self, base: TableMetadata, parent: Snapshot | None,
+                  removed_data: Sequence[DataFile]) -> None:
+        """Conflict detection (Java's ``BaseOverwriteFiles.validate``; subclasses refine)."""
+        if parent is None:
+            return
+        row_filter = self._row_filter
+        if self._validate_data:
+            expr = (self._conflict_filter if self._conflict_filter is not None else
+                    row_filter if row_filter is not None and not self._remove_paths else None)
+            self._validate_added_data_files(base, parent, expr)
+        if self._validate_deletes:
+            if row_filter is not None:
+                expr = self._conflict_filter if self._conflict_filter is not None else row_filter
+                self._validate_no_new_delete_files(base, parent, expr)
+                self._validate_deleted_data_files(base, parent, expr)
+            if removed_data:
+                self._validate_no_new_deletes_for(
+                    base, parent, [f for f in removed_data if f.file_path in self._remove_paths]
+                    or list(removed_data))
+
+    # ------------------------------------------------------------------ manifests
+
+    def _spec(self, base: TableMetadata, spec_id: int) -> PartitionSpec:
+        spec = base.spec_by_id(spec_id)
+        if spec is None:
+            raise ValidationError("the file's partition spec is not in the table",
+                                  field="spec_id", value=spec_id)
+        return spec
+
+    def _write_new(self, base: TableMetadata, snapshot_id: int, files: Sequence[DataFile],
+                   content: ManifestContent) -> list[ManifestFile]:
+        key = (snapshot_id, content.name)
+        cached = self._new_manifests.get(key)
+        if cached is not None:
+            return cached
+        by_spec: dict[int, list[DataFile]] = {}
+        for f in files:
+            by_spec.setdefault(f.spec_id, []).append(f)
+        out: list[ManifestFile] = []
+        for spec_id in sorted(by_spec, reverse=True):
+            spec = self._spec(base, spec_id)
+            location = self._new_manifest_location(base)
+            entries = [ManifestEntry(EntryStatus.ADDED, snapshot_id, None, None, f)
+                       for f in by_spec[spec_id]]
+            out.append(write_manifest(self._io, location, spec, base.schema,
+                                      base.format_version, content, entries,
+                                      snapshot_id=snapshot_id, properties=base.properties))
+            self._written.append(location)
+        self._new_manifests[key] = out
+        return out
+
+    def _should_remove(self, f: DataFile, flt: _FileFilter | None, seq: int | None,
+                       min_data_seq: int | None, removed_paths: set[str]) -> bool:
+        is_delete = f.content != FileContent.DATA
+        if f.file_path in self._remove_paths and (
+                f.file_path in self._remove_whole or not _is_dv(f)
+                or f.content_offset in self._remove_dv_offsets.get(f.file_path, ())):
+            return True
+        if (f.spec_id, f.partition) in self._drop_partitions:
+            return True
+        if is_delete:
+            if (min_data_seq is not None and seq is not None and 0 < seq < min_data_seq):
+                return True
+            if _is_dv(f) and f.referenced_data_file in removed_paths:
+                return True
+        if flt is not None and flt.might_match(f):
+            if flt.must_match(f):
+                return True
+            if not is_delete:
+                raise ValidationError(
+                    f"cannot delete file where some, but not all, rows match filter "
+                    f"{flt.expr}", file=f.file_path, field="filter", value=str(flt.expr))
+        return False
+
+    def _filter_manifest(self, base: TableMetadata, m: ManifestFile, snapshot_id: int,
+                         flt: _FileFilter | None, min_data_seq: int | None,
+                         removed_paths: set[str]) -> tuple[ManifestFile, list[DataFile]]:
+        """The manifest, rewritten when it holds files to remove; the removed files."""
+        if not (m.has_added_files() or m.has_existing_files()):
+            return m, []
+        key = (m.manifest_path, snapshot_id, min_data_seq, frozenset(removed_paths)
+               if m.content == ManifestContent.DELETES else None)
+        cached = self._rewritten.get(key)
+        if cached is not None:
+            return cached
+        entries = read_entries(self._io, m, base)
+        removed: list[DataFile] = []
+        keep: list[ManifestEntry] = []
+        for e in entries:
+            if e.status == EntryStatus.DELETED:
+                keep.append(e)
+                continue
+            if self._should_remove(e.data_file, flt, e.sequence_number, min_data_seq,
+                                   removed_paths):
+                removed.append(e.data_file)
+                keep.append(ManifestEntry(EntryStatus.DELETED, snapshot_id, e.sequence_number,
+                                          e.file_sequence_number, e.data_file))
+            else:
+                keep.append(e)
+        if not removed:
+            result = (m, removed)
+        else:
+            out = [ManifestEntry(EntryStatus.EXISTING, e.snapshot_id, e.sequence_number,
+                                 e.file_sequence_number, e.data_file)
+                   if e.status != EntryStatus.DELETED else e
+                   for e in keep
+                   if e.status != EntryStatus.DELETED or e.snapshot_id == snapshot_id]
+            location = self._new_manifest_location(base)
+            written = write_manifest(self._io, location, self._spec(base, m.partition_spec_id),
+                                     base.schema, base.format_version, m.content, out,
+                                     snapshot_id=snapshot_id, properties=base.properties)
+            self._written.append(location)
+            result = (written, removed)
+        self._rewritten[key] = result
+        return result
+
+    def _merge(self, base: TableMetadata, manifests: list[ManifestFile], snapshot_id: int,
+               content: ManifestContent) -> list[ManifestFile]:
+        """Java's ``ManifestMergeManager.mergeManifests``: per spec (highest id first), pack
+        from the end; a bin with the first manifest merges only at the minimum count."""
+        props = base.properties
+        if not manifests or not merge_enabled(props):
+            return manifests
+        min_count = _int_property(props, MANIFEST_MIN_MERGE_COUNT, _DEFAULT_MIN_MERGE_COUNT)
+        target = _int_property(props, MANIFEST_TARGET_SIZE_BYTES, _DEFAULT_TARGET_SIZE)
+        first = manifests[0]
+        groups: dict[int, list[ManifestFile]] = {}
+        for m in manifests:
+            groups.setdefault(m.partition_spec_id, []).append(m)
+        out: list[ManifestFile] = []
+        for spec_id in sorted(groups, reverse=True):
+            group = groups[spec_id]
+            for idx in pack_end([m.manifest_length for m in group], target):
+                bin_ = [group[i] for i in idx]
+                if len(bin_) == 1 or (first in bin_ and len(bin_) < min_count):
+                    out.extend(bin_)
+                else:
+                    out.append(self._merged_manifest(base, bin_, snapshot_id, content))
+        return out
+
+    def _merged_manifest(self, base: TableMetadata, bin_: list[ManifestFile],
+                         snapshot_id: int, content: ManifestContent) -> ManifestFile:
+        key = (tuple(m.manifest_path for m in bin_), snapshot_id)
+        cached = self._merged.get(key)
+        if cached is not None:
+            return cached
+        entries: list[ManifestEntry] = []
+        for m in bin_:
+            for e in read_entries(self._io, m, base):
+                if e.status == EntryStatus.DELETED:
+                    if e.snapshot_id == snapshot_id:  # deletes of older snapshots dropped
+                        entries.append(e)
+                elif e.status == EntryStatus.ADDED and e.snapshot_id == snapshot_id:
+                    entries.append(ManifestEntry(EntryStatus.ADDED, snapshot_id, None, None,
+                                                 e.data_file))
+                else:
+                    entries.append(ManifestEntry(EntryStatus.EXISTING, e.snapshot_id,
+                                                 e.sequence_number, e.file_sequence_number,
+                                                 e.data_file))
+        location = self._new_manifest_location(base)
+        merged = write_manifest(self._io, location, self._spec(base, bin_[0].partition_spec_id),
+                                base.schema, base.format_version, content, entries,
+                                snapshot_id=snapshot_id, properties=base.properties)
+        self._written.append(location)
+        self._merged[key] = merged
+        return merged
+
+    def _manifests(self, base: TableMetadata, parent: Snapshot | None) -> list[ManifestFile]:
+        assert self._snapshot_id is not None
+        snapshot_id = self._snapshot_id
+        if self._first_base is None:
+            self._first_base = base
+        if self._added_deletes and base.format_version < 2:
+            raise ValidationError("delete files need format version 2 or later",
+                                  field="format_version", value=base.format_version)
+        if base.format_version < 3 and any(_is_dv(f) for f in self._added_deletes):
+            raise ValidationError("deletion vectors need format version 3",
+                                  field="format_version", value=base.format_version)
+        existing = [] if parent is None else read_manifest_list(self._io, parent,
+                                                                base.format_version)
+        flt = None if self._row_filter is None else self._filter(base, self._row_filter)
+        # data manifests first: their removals decide which delete files are dangling
+        removed: list[DataFile] = []
+        data_out: list[ManifestFile] = []
+        for m in existing:
+            if m.content != ManifestContent.DATA:
+                continue
+            if self._needs_filtering():
+                m, gone = self._filter_manifest(base, m, snapshot_id, flt, None, set())
+                removed.extend(gone)
+            data_out.append(m)
+        removed_paths = {f.file_path for f in removed}
+        seqs = [m.min_sequence_number for m in data_out if m.min_sequence_number >= 0]
+        min_data_seq: int | None = (min([base.last_sequence_number, *seqs])
+                                    if base.format_version >= 2 else None)
+        dv_paths = removed_paths if base.format_version >= 3 else set()
+        deletes_out: list[ManifestFile] = []
+        removed_deletes: list[DataFile] = []
+        for m in existing:
+            if m.content != ManifestContent.DELETES:
+                continue
+            if self._needs_filtering() or (min_data_seq is not None
+                                           and m.min_sequence_number < min_data_seq) or dv_paths:
+                m, gone = self._filter_manifest(base, m, snapshot_id, flt, min_data_seq,
+                                                dv_paths)
+                removed_deletes.extend(gone)
+            deletes_out.append(m)
+        self._check_removals(parent, removed_paths | {f.file_path for f in removed_deletes})
+        self._validate(base, parent, removed)
+        self._removed = removed + removed_deletes
+        new_data = self._write_new(base, snapshot_id, self._added_data, ManifestContent.DATA)
+        new_deletes = self._write_new(base, snapshot_id, self._added_deletes,
+                                      ManifestContent.DELETES)
+        manifests = (self._merge(base, new_data + data_out, snapshot_id, ManifestContent.DATA)
+                     + self._merge(base, new_deletes + deletes_out, snapshot_id,
+                                   ManifestContent.DELETES))
+        self._used = {m.manifest_path for m in manifests}
+        return manifests
+
+    def _needs_filtering(self) -> bool:
+        return bool(self._remove_paths or self._row_filter is not None or self._drop_partitions)
+
+    def _check_removals(self, parent: Snapshot | None, removed_paths: set[str]) -> None:
+        """Files asked to be removed by path must be live: missing at the first attempt is a
+        ``ValidationError``; gone after a concurrent commit a ``CommitConflict`` (spec: Commit
+        Conflict Resolution and Retry: a commit that replaces files checks they are still
+        there)."""
+        if not self._fail_missing_paths:
+            return
+        missing = sorted(self._remove_paths - removed_paths)
+        if not missing:
+            return
+        start = None if self._first_base is None else self._parent(self._first_base)
+        start_id = (self._starting_snapshot_id if self._starting_snapshot_id is not None
+                    else None if start is None else start.snapshot_id)
+        if parent is not None and parent.snapshot_id != start_id:
+            raise CommitConflict("files to remove are no longer in the table (a concurrent "
+                                 "commit removed them)", file=missing[0],
+                                 field="delete_file", value=len(missing))
+        raise ValidationError("files to remove are not in the table", file=missing[0],
+                              field="delete_file", value=len(missing))
+
+    # ------------------------------------------------------------------ summary
+
+    def _summary(self, base: TableMetadata, parent: Snapshot | None) -> dict[str, str]:
+        counts = _Counts()
+        partitions: set[tuple[int, tuple[Any, ...]]] = set()
+        for f in [*self._added_data, *self._added_deletes]:
+            counts.add(f, True)
+            partitions.add((f.spec_id, f.partition))
+        for f in self._removed:
+            counts.add(f, False)
+            partitions.add((f.spec_id, f.partition))
+        out = {**self._extra_summary(), **counts.properties()}
+        out[CHANGED_PARTITION_COUNT] = str(len(partitions))
+        previous: Mapping[str, str] | None = (
+            None if parent is None else (parent.summary if parent.summary is not None else {}))
+        _add_totals(out, previous, counts.totals())
+        return out
+
+    def _extra_summary(self) -> dict[str, str]:
+        return {}
+
+    # ------------------------------------------------------------------ commit
+
+    def commit(self, base: LoadedTable) -> LoadedTable:
+        """Commit (see :meth:`SnapshotProducer.commit`); manifests written by attempts that
+        lost are deleted after success."""
+        committed = super().commit(base)
+        stale = [p for p in self._written if p.endswith(".avro") and p not in self._used
+                 and "/metadata/" in p.replace("\\", "/")]
+        for p in stale:
+            with contextlib.suppress(IcebergError):
+                self._io.delete(p, missing_ok=True)
+        return committed
+
+
+# --------------------------------------------------------------------------- operations
+
+
+class MergeAppend(MergingSnapshotProducer):
+    """Append data files, merging manifests (Java's ``MergeAppend``: operation ``append``)."""
+
+    def operation(self) -> str:
+        return str(Operation.APPEND)
+
+    def write(self, data: Any, metadata: TableMetadata) -> list[DataFile]:
+        """Write and add ``data`` (as :meth:`FastAppend.write`)."""
+        return self.write_data(data, metadata)
+
+    def add_files(self, files: Iterable[DataFile]) -> None:
+        """Add data files written elsewhere."""
+        self._add_data(files)
+
+    @property
+    def files(self) -> tuple[DataFile, ...]:
+        return tuple(self._added_data)
+
+
+class DeleteFiles(MergingSnapshotProducer):
+    """Remove whole data files (Java's ``StreamingDelete``: operation ``delete``)."""
+
+    def operation(self) -> str:
+        return str(Operation.DELETE)
+
+    def delete_file(self, file: DataFile) -> DeleteFiles:
+        self._remove(file)
+        return self
+
+    def delete_by_path(self, path: str) -> DeleteFiles:
+        self._remove(path)
+        return self
+
+    def delete_from_row_filter(self, expr: str | Expression) -> DeleteFiles:
+        """Remove every file whose rows all match; a data file where only some rows may match
+        raises ``ValidationError`` (whole files only, as Java)."""
+        self._delete_rows_matching(expr)
+        return self
+
+
+class OverwriteFiles(MergingSnapshotProducer):
+    """Add and remove data files in one ``overwrite`` snapshot (Java's ``BaseOverwriteFiles``)
+    with optional conflict validation."""
+
+    def operation(self) -> str:
+        return str(Operation.OVERWRITE)
+
+    def add_file(self, file: DataFile) -> OverwriteFiles:
+        self._add_data([file])
+        return self
+
+    def add_files(self, files: Iterable[DataFile]) -> OverwriteFiles:
+        self._add_data(files)
+        return self
+
+    def delete_file(self, file: DataFile | str) -> OverwriteFiles:
+        self._remove(file)
+        return self
+
+    def overwrite_by_row_filter(self, expr: str | Expression) -> OverwriteFiles:
+        self._delete_rows_matching(expr)
+        return self
+
+
+class ReplacePartitions(MergingSnapshotProducer):
+    """Dynamic partition overwrite: the partitions of the added files are replaced (Java's
+    ``BaseReplacePartitions``: operation ``overwrite``, summary ``replace-partitions=true``);
+    an unpartitioned table is replaced whole."""
+
+    def operation(self) -> str:
+        return str(Operation.OVERWRITE)
+
+    def add_file(self, file: DataFile) -> ReplacePartitions:
+        self._add_data([file])
+        return self
+
+    def add_files(self, files: Iterable[DataFile]) -> ReplacePartitions:
+        self._add_data(files)
+        return self
+
+    def validate_no_conflicting_data(self) -> ReplacePartitions:
+        self._validate_data = True
+        return self
+
+    def validate_no_conflicting_deletes(self) -> ReplacePartitions:
+        self._validate_deletes = True
+        return self
+
+    def _extra_summary(self) -> dict[str, str]:
+        return {REPLACE_PARTITIONS: "true"}
+
+    def _manifests(self, base: TableMetadata, parent: Snapshot | None) -> list[ManifestFile]:
+        self._drop_partitions = set()
+        self._row_filter = None
+        if base.spec.is_unpartitioned:
+            self._row_filter = AlwaysTrue()
+        else:
+            for f in self._added_data:
+                spec = self._spec(base, f.spec_id)
+                if spec.is_unpartitioned:
+                    self._row_filter = AlwaysTrue()
+                self._drop_partitions.add((f.spec_id, f.partition))
+        return super()._manifests(base, parent)
+
+    def _validate(self, base: TableMetadata, parent: Snapshot | None,
+                  removed_data: Sequence[DataFile]) -> None:
+        if parent is None:
+            return
+        whole = self._row_filter is not None
+        if self._validate_data:
+            if whole:
+                self._validate_added_data_files(base, parent, None)
+            else:
+                self._check_partitions(base, parent, _ADDED_DATA_OPS, ManifestContent.DATA,
+                                       EntryStatus.ADDED, "added data")
+        if self._validate_deletes:
+            if whole:
+                self._validate_deleted_data_files(base, parent, None)
+                self._validate_no_new_delete_files(base, parent, None)
+            else:
+                self._check_partitions(base, parent, _DELETED_DATA_OPS, ManifestContent.DATA,
+                                       EntryStatus.DELETED, "deleted data")
+                self._check_partitions(base, parent, _NEW_DELETE_OPS, ManifestContent.DELETES,
+                                       EntryStatus.ADDED, "added delete")
+
+    def _check_partitions(self, base: TableMetadata, parent: Snapshot | None,
+                          ops: frozenset[str], content: ManifestContent, status: EntryStatus,
+                          what: str) -> None:
+        for snap, f in self._new_entries(base, parent, ops, content, status):
+            if (f.spec_id, f.partition) in self._drop_partitions:
+                raise CommitConflict(
+                    f"found a conflicting {what} file in a replaced partition (snapshot "
+                    f"{snap.snapshot_id})", file=f.file_path,
+                    field="validate_no_conflicting_data", value=f.partition)
+
+
+class RowDelta(MergingSnapshotProducer):
+    """Add data rows and delete files, remove delete files (Java's ``BaseRowDelta``):
+    operation ``append`` for rows only, ``delete`` for deletes only, else ``overwrite``."""
+
+    def __init__(self, catalog: Catalog, identifier: Identifier, io: FileIO, *,
+                 branch: str = MAIN_BRANCH,
+                 snapshot_properties: Mapping[str, str] | None = None,
+                 sleep: Callable[[float], None] | None = None) -> None:
+        super().__init__(catalog, identifier, io, branch=branch,
+                         snapshot_properties=snapshot_properties, sleep=sleep)
+        self._validate_data_files_exist = False
+
+    def operation(self) -> str:
+        if self._added_data and not self._added_deletes:
+            return str(Operation.APPEND)
+        if self._added_deletes and not self._added_data:
+            return str(Operation.DELETE)
+        if not self._added_data and not self._added_deletes:
+            return str(Operation.DELETE if self._remove_paths else Operation.APPEND)
+        return str(Operation.OVERWRITE)
+
+    def add_rows(self, files: Iterable[DataFile]) -> RowDelta:
+        self._add_data(files)
+        return self
+
+    def add_deletes(self, files: Iterable[DataFile]) -> RowDelta:
+        self._add_delete_files(files)
+        return self
+
+    def remove_deletes(self, files: Iterable[DataFile]) -> RowDelta:
+        """Remove delete files (e.g. DVs or file-scoped position deletes merged into a new
+        DV)."""
+        for f in files:
+            if not isinstance(f, DataFile) or f.content == FileContent.DATA:
+                raise ValidationError("remove_deletes takes delete files", field="content",
+                                      file=getattr(f, "file_path", None))
+            self._remove(f)
+        return self
+
+    def validate_from_snapshot(self, snapshot_id: int | None) -> RowDelta:
+        super().validate_from_snapshot(snapshot_id)
+        return self
+
+    def conflict_detection_filter(self, expr: str | Expression) -> RowDelta:
+        super().conflict_detection_filter(expr)
+        return self
+
+    def validate_data_files_exist(self, paths: Iterable[str]) -> RowDelta:
+        """Data files the new deletes reference must still be live at commit, else
+        ``CommitConflict``."""
+        for p in paths:
+            if not isinstance(p, str):
+                raise ValidationError("paths must be strings", field="paths", value=p)
+            self._referenced_data_files.add(p)
+        self._validate_data_files_exist = True
+        return self
+
+    def validate_no_conflicting_data_files(self) -> RowDelta:
+        self._validate_data = True
+        return self
+
+    def validate_no_conflicting_delete_files(self) -> RowDelta:
+        self._validate_deletes = True
+        return self
+
+    def _validate(self, base: TableMetadata, parent: Snapshot | None,
+                  removed_data: Sequence[DataFile]) -> None:
+        if parent is None:
+            if self._referenced_data_files:
+                raise CommitConflict("data files referenced by the new deletes are not in "
+                                     "the table", file=sorted(self._referenced_data_files)[0],
+                                     field="validate_data_files_exist")
+            return
+        if self._referenced_data_files:
+            self._check_live(base, parent)
+        if self._validate_data:
+            self._validate_added_data_files(base, parent, self._conflict_filter)
+        if self._validate_deletes:
+            self._validate_no_new_delete_files(base, parent, self._conflict_filter)
+        self._validate_added_dvs(base, parent)
+
+    def _check_live(self, base: TableMetadata, parent: Snapshot) -> None:
+        live: set[str] = set()
+        for m in read_manifest_list(self._io, parent, base.format_version):
+            if m.content != ManifestContent.DATA:
+                continue
+            if not (m.has_added_files() or m.has_existing_files()):
+                continue
+            live.update(e.data_file.file_path for e in read_entries(self._io, m, base)
+                        if e.is_live)
+        missing = sorted(self._referenced_data_files - live)
+        if missing:
+            raise CommitConflict("data files referenced by the new deletes are no longer in "
+                                 "the table (removed concurrently)", file=missing[0],
+                                 field="validate_data_files_exist", value=len(missing))
+
