@@ -1,0 +1,379 @@
+"""Expire snapshots: remove them from the table metadata, then delete the files only they used.
+
+Spec: "Snapshot Retention Policy" (which snapshots and refs a table keeps), "Snapshot
+Reference" (``min-snapshots-to-keep``, ``max-snapshot-age-ms``, ``max-ref-age-ms`` with the
+``history.expire.*`` table defaults), "Table Statistics" / "Partition Statistics". The steps:
+
+1. refs other than ``main`` whose snapshot is older than their ``max-ref-age-ms`` are removed;
+2. every remaining ref's snapshot is retained; for each remaining branch, its ancestors are
+   retained, newest first, while they are among the first ``min-snapshots-to-keep`` or not older
+   than ``max-snapshot-age-ms`` (the walk stops at the first ancestor that is neither);
+3. every other snapshot expires.
+
+Decisions where the spec is silent follow Iceberg Java 1.10's ``RemoveSnapshots``:
+
+* ``older_than`` / ``retain_last`` replace the table defaults (``expireOlderThan`` /
+  ``retainLast``); a branch's own ``max-snapshot-age-ms`` / ``min-snapshots-to-keep`` still win;
+* a snapshot no ref reaches (a rolled-back or staged snapshot) is kept while it is not older
+  than the table-level age limit (Java's ``unreferencedSnapshotsToRetain``);
+* ``snapshot_ids`` expire in addition to what the policy expires, even when the policy would
+  keep them; a snapshot a kept ref points at cannot be named;
+* ``gc.enabled=false`` refuses the operation (deleting files may corrupt other tables).
+
+The commit is ``RemoveSnapshotRef`` for each dropped ref, ``RemoveStatistics`` /
+``RemovePartitionStatistics`` and ``RemoveSnapshots``, retried on conflicts (the retention is
+computed again on the new state). Only after it succeeded are files deleted, with Java's
+"reachable files" rule (``ReachableFileCleanup``): manifest lists of expired snapshots; manifests
+of expired snapshots that no kept snapshot lists; the content files that are live in those
+manifests but in no manifest of a kept snapshot (compared by content and path, so a Puffin file
+holding deletion vectors stays while any kept manifest names it); statistics and partition
+statistics files no longer registered. Manifests are read through the Arrow manifest reader.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
+from icenb.io.file_io import FileIO
+from icenb.io.manifest_reader import (
+    read_manifest_entries,
+    read_manifest_list,
+)
+from icenb.spec.manifest import EntryStatus, FileContent, ManifestFile
+from icenb.spec.snapshot import MAIN_BRANCH, SnapshotRef
+from icenb.spec.table_metadata import TableMetadata
+from icenb.spec.table_updates import (
+    AssertTableUUID,
+    RemovePartitionStatistics,
+    RemoveSnapshotRef,
+    RemoveSnapshots,
+    RemoveStatistics,
+    TableRequirement,
+    TableUpdate,
+    apply_updates,
+)
+
+if TYPE_CHECKING:
+    from icenb.table.table import Table
+
+__all__ = [
+    "FILE_KINDS",
+    "MAX_REF_AGE_MS",
+    "MAX_SNAPSHOT_AGE_MS",
+    "MIN_SNAPSHOTS_TO_KEEP",
+    "ExpireSnapshotsResult",
+    "RetentionPlan",
+    "expire_snapshots",
+    "files_to_delete",
+    "plan_retention",
+]
+
+MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
+MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
+MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
+_GC_ENABLED = "gc.enabled"
+_DEFAULT_MIN_SNAPSHOTS = 1
+_DEFAULT_MAX_SNAPSHOT_AGE_MS = 5 * 24 * 60 * 60 * 1000  # 5 days
+_FOREVER = 2**63 - 1
+
+#: Kinds of deleted files, in the order they are deleted (as Java's ``DeletedFileType``).
+FILE_KINDS = ("data_files", "position_delete_files", "equality_delete_files", "manifests",
+              "manifest_lists", "statistics_files")
+_CONTENT_KIND = {int(FileContent.DATA): "data_files",
+                 int(FileContent.POSITION_DELETES): "position_delete_files",
+                 int(FileContent.EQUALITY_DELETES): "equality_delete_files"}
+
+
+def _int_property(properties: Mapping[str, str], key: str, default: int) -> int:
+    value = properties.get(key)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValidationError("table property is not an integer", field=key,
+                              value=value) from None
+
+
+def _gc_enabled(properties: Mapping[str, str]) -> bool:
+    return properties.get(_GC_ENABLED, "true").strip().lower() != "false"
+
+
+# --------------------------------------------------------------------------- retention
+
+
+@dataclass(frozen=True)
+class RetentionPlan:
+    """What the retention policy keeps of a table's metadata (spec: Snapshot Retention
+    Policy): the refs and snapshots kept, and the refs and snapshots to remove."""
+
+    retained_refs: Mapping[str, SnapshotRef]
+    retained_snapshot_ids: frozenset[int]
+    removed_refs: tuple[str, ...]
+    expired_snapshot_ids: tuple[int, ...]
+
+
+def plan_retention(metadata: TableMetadata, *, now_ms: int, older_than_ms: int | None = None,
+                   retain_last: int | None = None,
+                   snapshot_ids: Iterable[int] = ()) -> RetentionPlan:
+    """Which refs and snapshots ``metadata`` keeps at ``now_ms`` (see the module docstring).
+
+    ``older_than_ms`` / ``retain_last`` replace the table's ``history.expire.*`` defaults;
+    ``snapshot_ids`` expire as well (``ValidationError`` when a kept ref points at one,
+    ``NoSuchSnapshot`` when one is not in the table).
+    """
+    props = metadata.properties
+    default_older_than = (older_than_ms if older_than_ms is not None else
+                          now_ms - _int_property(props, MAX_SNAPSHOT_AGE_MS,
+                                                 _DEFAULT_MAX_SNAPSHOT_AGE_MS))
+    default_min = (retain_last if retain_last is not None else
+                   _int_property(props, MIN_SNAPSHOTS_TO_KEEP, _DEFAULT_MIN_SNAPSHOTS))
+    default_max_ref_age = _int_property(props, MAX_REF_AGE_MS, _FOREVER)
+    explicit = list(dict.fromkeys(snapshot_ids))
+    for sid in explicit:
+        if metadata.snapshot_by_id(sid) is None:
+            raise NoSuchSnapshot("cannot expire a snapshot that is not in the table",
+                                 file=metadata.source_file, field="snapshot_ids", value=sid)
+
+    # Step 2: drop refs (never main) whose snapshot is older than their max-ref-age-ms.
+    retained_refs: dict[str, SnapshotRef] = {}
+    for name, ref in metadata.refs.items():
+        snap = metadata.snapshot_by_id(ref.snapshot_id)
+        if name == MAIN_BRANCH:
+            retained_refs[name] = ref
+            continue
+        max_age = ref.max_ref_age_ms if ref.max_ref_age_ms is not None else default_max_ref_age
+        if snap is not None and now_ms - snap.timestamp_ms <= max_age:
+            retained_refs[name] = ref
+    # Step 3: every kept ref's snapshot.
+    retained: set[int] = {ref.snapshot_id for ref in retained_refs.values()}
+    for sid in explicit:
+        names = sorted(n for n, r in retained_refs.items() if r.snapshot_id == sid)
+        if names:
+            raise ValidationError(f"cannot expire snapshot {sid}: it is referenced by "
+                                  f"{', '.join(names)}", field="snapshot_ids", value=sid)
+    # Step 4: each kept branch's ancestors, within its count or age limit.
+    reachable: set[int] = set()
+    for ref in retained_refs.values():
+        if not ref.is_branch:
+            reachable.add(ref.snapshot_id)
+            continue
+        older_than = (now_ms - ref.max_snapshot_age_ms if ref.max_snapshot_age_ms is not None
+                      else default_older_than)
+        keep = ref.min_snapshots_to_keep if ref.min_snapshots_to_keep is not None else default_min
+        kept = 0
+        walking = True
+        for ancestor in metadata.ancestors(ref.snapshot_id):
+            reachable.add(ancestor.snapshot_id)
+            if walking and (kept < keep or ancestor.timestamp_ms >= older_than):
+                retained.add(ancestor.snapshot_id)
+                kept += 1
+            else:
+                walking = False
+    # Snapshots no kept ref reaches are kept while young enough (Java).
+    for snap in metadata.snapshots:
+        if snap.snapshot_id not in reachable and snap.timestamp_ms >= default_older_than:
+            retained.add(snap.snapshot_id)
+    retained.difference_update(explicit)
+    # Step 5: every other snapshot expires.
+    expired = tuple(s.snapshot_id for s in metadata.snapshots if s.snapshot_id not in retained)
+    removed_refs = tuple(n for n in metadata.refs if n not in retained_refs)
+    return RetentionPlan(retained_refs, frozenset(retained), removed_refs, expired)
+
+
+def _changes(metadata: TableMetadata, plan: RetentionPlan) -> list[TableUpdate]:
+    updates: list[TableUpdate] = [RemoveSnapshotRef(n) for n in plan.removed_refs]
+    expired = set(plan.expired_snapshot_ids)
+    updates += [RemoveStatistics(s.snapshot_id) for s in metadata.statistics
+                if s.snapshot_id in expired]
+    updates += [RemovePartitionStatistics(s.snapshot_id) for s in metadata.partition_statistics
+                if s.snapshot_id in expired]
+    if plan.expired_snapshot_ids:
+        updates.append(RemoveSnapshots(plan.expired_snapshot_ids))
+    return updates
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _manifests(io: FileIO, metadata: TableMetadata, snapshot_ids: Iterable[int]
+               ) -> dict[str, ManifestFile]:
+    out: dict[str, ManifestFile] = {}
+    for sid in snapshot_ids:
+        snap = metadata.snapshot_by_id(sid)
+        assert snap is not None
+        for m in read_manifest_list(io, snap, metadata.format_version):
+            out.setdefault(m.manifest_path, m)
+    return out
+
+
+def _live_files(io: FileIO, manifests: Iterable[ManifestFile], format_version: int
+                ) -> set[tuple[int, str]]:
+    """(content, path) of every live (added or existing) entry of ``manifests``."""
+    entries = read_manifest_entries(io, list(manifests), format_version,
+                                    columns=("data_file.file_path", "data_file.content"))
+    if entries.num_rows == 0:
+        return set()
+    live = entries.filter(pc.not_equal(entries.column("status"),
+                                       pa.scalar(int(EntryStatus.DELETED), pa.int32())))
+    data_file = live.column("data_file")
+    pairs = pa.table({"content": pc.struct_field(data_file, "content"),
+                      "path": pc.struct_field(data_file, "file_path")})
+    pairs = pairs.group_by(["content", "path"]).aggregate([])
+    return set(zip(pairs.column("content").to_pylist(), pairs.column("path").to_pylist(),
+                   strict=True))
+
+
+def _statistics_paths(metadata: TableMetadata) -> set[str]:
+    return ({s.statistics_path for s in metadata.statistics}
+            | {s.statistics_path for s in metadata.partition_statistics})
+
+
+def files_to_delete(io: FileIO, before: TableMetadata, after: TableMetadata,
+                    *, clean_content: bool = True) -> dict[str, tuple[str, ...]]:
+    """The files expiring ``before`` into ``after`` leaves unreferenced, by kind (see
+    :data:`FILE_KINDS`; Java's ``ReachableFileCleanup``). ``clean_content=False`` keeps data
+    and delete files (only metadata files are listed)."""
+    kept_ids = {s.snapshot_id for s in after.snapshots}
+    expired = [s for s in before.snapshots if s.snapshot_id not in kept_ids]
+    out: dict[str, set[str]] = {kind: set() for kind in FILE_KINDS}
+    out["manifest_lists"] = {s.manifest_list for s in expired if s.manifest_list is not None}
+    candidates = _manifests(io, before, (s.snapshot_id for s in expired))
+    if candidates:
+        kept = _manifests(io, before, kept_ids)
+        doomed = [m for path, m in candidates.items() if path not in kept]
+        if doomed:
+            if clean_content:
+                unreferenced = (_live_files(io, doomed, before.format_version)
+                                - _live_files(io, kept.values(), before.format_version))
+                for content, path in unreferenced:
+                    out[_CONTENT_KIND.get(content, "data_files")].add(path)
+            out["manifests"] = {m.manifest_path for m in doomed}
+    out["statistics_files"] = _statistics_paths(before) - _statistics_paths(after)
+    return {kind: tuple(sorted(paths)) for kind, paths in out.items()}
+
+
+# --------------------------------------------------------------------------- result
+
+
+@dataclass(frozen=True)
+class ExpireSnapshotsResult:
+    """What :meth:`Table.expire_snapshots` did (or, with ``dry_run``, would do)."""
+
+    expired_snapshot_ids: tuple[int, ...]
+    removed_refs: tuple[str, ...]
+    #: Deleted (or, dry run: deletable) file paths by kind (:data:`FILE_KINDS`).
+    deleted_files: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Files that could not be deleted (kept; the table no longer needs them).
+    failed_deletes: tuple[str, ...] = ()
+    dry_run: bool = False
+    committed: bool = False
+
+    def count(self, kind: str) -> int:
+        """How many files of ``kind`` (see :data:`FILE_KINDS`) were (or would be) deleted."""
+        return len(self.deleted_files.get(kind, ()))
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Deleted file counts by kind."""
+        return {kind: self.count(kind) for kind in FILE_KINDS}
+
+    @property
+    def deleted_paths(self) -> frozenset[str]:
+        """Every deleted (or deletable) path."""
+        return frozenset(p for paths in self.deleted_files.values() for p in paths)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{k}={v}" for k, v in self.counts.items() if v)
+        verb = "would delete" if self.dry_run else "deleted"
+        ids = ", ".join(str(s) for s in self.expired_snapshot_ids[:10])
+        more = "" if len(self.expired_snapshot_ids) <= 10 else ", ..."
+        refs = f", removed_refs={list(self.removed_refs)}" if self.removed_refs else ""
+        failed = f", failed_deletes={len(self.failed_deletes)}" if self.failed_deletes else ""
+        return (f"ExpireSnapshotsResult({'dry run, ' if self.dry_run else ''}"
+                f"expired {len(self.expired_snapshot_ids)} snapshot(s) [{ids}{more}]{refs}, "
+                f"{verb}: {counts or 'no files'}{failed})")
+
+
+# --------------------------------------------------------------------------- operation
+
+
+def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
+                     retain_last: int | None = None, snapshot_ids: Iterable[int] | None = None,
+                     clean_files: bool = True, dry_run: bool = False,
+                     now_ms: int | None = None,
+                     sleep: Callable[[float], None] | None = None) -> ExpireSnapshotsResult:
+    """Expire ``table``'s snapshots per the retention policy (module docstring) in one commit,
+    then delete the files no kept snapshot references (``clean_files=False``: delete none).
+    ``dry_run`` commits and deletes nothing; the result tells what would happen on the table
+    as loaded."""
+    from icenb.table.table_update import MetadataChange, commit_change
+
+    if retain_last is not None and (type(retain_last) is not int or retain_last < 1):
+        raise ValidationError("retain_last must be at least 1", field="retain_last",
+                              value=retain_last)
+    if older_than_ms is not None and type(older_than_ms) is not int:
+        raise ValidationError("older_than must be a time", field="older_than",
+                              value=older_than_ms)
+    ids = () if snapshot_ids is None else tuple(snapshot_ids)
+    for sid in ids:
+        if type(sid) is not int:
+            raise ValidationError("snapshot ids are integers", field="snapshot_ids", value=sid)
+    if not dry_run:
+        table._writable()
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    base = table.metadata
+    if not _gc_enabled(base.properties):
+        raise ValidationError("cannot expire snapshots: gc.enabled is false (deleting files "
+                              "may corrupt other tables)", field=_GC_ENABLED,
+                              value=base.properties.get(_GC_ENABLED))
+
+    def plan_on(metadata: TableMetadata) -> RetentionPlan:
+        return plan_retention(metadata, now_ms=now, older_than_ms=older_than_ms,
+                              retain_last=retain_last, snapshot_ids=ids)
+
+    io = table.io
+    if dry_run:
+        plan = plan_on(base)
+        after = apply_updates(base, _changes(base, plan), metadata_location=None)
+        files = (files_to_delete(io, base, after) if clean_files
+                 else {k: () for k in FILE_KINDS})
+        return ExpireSnapshotsResult(plan.expired_snapshot_ids, plan.removed_refs, files,
+                                     dry_run=True)
+
+    attempts: list[tuple[TableMetadata, RetentionPlan]] = []
+
+    def build(metadata: TableMetadata) -> MetadataChange:
+        if not _gc_enabled(metadata.properties):
+            raise ValidationError("cannot expire snapshots: gc.enabled is false",
+                                  field=_GC_ENABLED, value=metadata.properties.get(_GC_ENABLED))
+        plan = plan_on(metadata)
+        attempts.append((metadata, plan))
+        requirements: list[TableRequirement] = (
+            [] if metadata.table_uuid is None else [AssertTableUUID(metadata.table_uuid)])
+        return MetadataChange(_changes(metadata, plan), requirements)
+
+    committed = commit_change(table, build, sleep=sleep)
+    before, plan = attempts[-1]
+    if not plan.expired_snapshot_ids and not plan.removed_refs:
+        return ExpireSnapshotsResult((), (), {k: () for k in FILE_KINDS})
+    if not clean_files:
+        return ExpireSnapshotsResult(plan.expired_snapshot_ids, plan.removed_refs,
+                                     {k: () for k in FILE_KINDS}, committed=True)
+    files = files_to_delete(io, before, committed.metadata)
+    failed: list[str] = []
+    for kind in FILE_KINDS:
+        for path in files[kind]:
+            try:
+                io.delete(path, missing_ok=True)
+            except IcebergError:
+                failed.append(path)
+    return ExpireSnapshotsResult(plan.expired_snapshot_ids, plan.removed_refs, files,
+                                 failed_deletes=tuple(failed), committed=True)
