@@ -1,0 +1,75 @@
+"""Hadoop-layout warehouses with the Java reference: HadoopCatalog listing/loading, Spark SQL
+writes through a HadoopCatalog, row reads; one JVM.
+
+Usage (inside .venv-ref):
+  python java_hadoop_catalog.py --requests REQUESTS.json --output RESULTS.json
+
+Requests:
+- {"op": "catalog", "warehouse": DIR}: ``HadoopCatalog`` over DIR lists every namespace (one
+  level) and its tables and loads each: {"tables": {"ns.t": {"format_version", "current",
+  "snapshots", "schema" (Java's JSON), "properties"}}}.
+- {"op": "sql", "warehouse": DIR, "statements": [...]}: the statements run in Spark with a
+  HadoopCatalog named ``hc`` rooted at DIR (registered on first use).
+- any other request reads rows as java_read.py does (e.g. "location" + "snapshot_id").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+__all__ = ["main"]
+
+
+def _catalog(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
+    jvm = spark._jvm
+    catalog = jvm.org.apache.iceberg.hadoop.HadoopCatalog(
+        spark._jsc.hadoopConfiguration(), os.path.abspath(request["warehouse"]))
+    tables: dict[str, Any] = {}
+    for ns in catalog.listNamespaces():
+        for ident in catalog.listTables(ns):
+            t = catalog.loadTable(ident)
+            current = t.currentSnapshot()
+            tables[str(ident.toString())] = {
+                "format_version": int(jvm.org.apache.iceberg.TableUtil.formatVersion(t)),
+                "current": None if current is None else int(current.snapshotId()),
+                "snapshots": [int(s.snapshotId()) for s in t.snapshots()],
+                "schema": json.loads(str(jvm.org.apache.iceberg.SchemaParser.toJson(
+                    t.schema()))),
+                "properties": {str(k): str(v) for k, v in dict(t.properties()).items()},
+            }
+    return {"ok": True, "tables": tables}
+
+
+def _sql(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
+    spark.conf.set("spark.sql.catalog.hc", "org.apache.iceberg.spark.SparkCatalog")
+    spark.conf.set("spark.sql.catalog.hc.type", "hadoop")
+    spark.conf.set("spark.sql.catalog.hc.warehouse", os.path.abspath(request["warehouse"]))
+    spark.conf.set("spark.sql.catalog.hc.cache-enabled", "false")
+    for statement in request["statements"]:
+        spark.sql(statement).collect()
+    return {"ok": True}
+
+
+def _dispatch(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
+    op = request.get("op")
+    if op == "catalog":
+        return _catalog(spark, request)
+    if op == "sql":
+        return _sql(spark, request)
+    from java_read import _read as read_rows
+
+    return read_rows(spark, request)
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from java_read import run_batch
+
+    return run_batch(_dispatch, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
