@@ -11,10 +11,12 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import Any
+
+import pyarrow as pa
 
 from icenb.catalog import Catalog, Identifier, LoadedTable, NamespaceLike, open_catalog
 from icenb.errors import (
@@ -30,12 +32,20 @@ from icenb.spec.expressions import Expression
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.spec.schema_update import SchemaUpdate
-from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotLogEntry, SnapshotRef
+from icenb.spec.snapshot import (
+    MAIN_BRANCH,
+    PartitionStatisticsFile,
+    Snapshot,
+    SnapshotLogEntry,
+    SnapshotRef,
+)
 from icenb.spec.sort_order import SortField, SortOrder, UnboundSortField
 from icenb.spec.spec_update import SpecUpdate
 from icenb.spec.table_metadata import TableMetadata
+from icenb.table import manage_snapshots as refs_ops
 from icenb.table import table_update
 from icenb.table.inspect import InspectTables
+from icenb.table.merging_producer import MergeAppend, merge_enabled
 from icenb.table.scan import Scan, _short
 from icenb.table.snapshot_producer import FastAppend
 
@@ -254,8 +264,10 @@ class Table:
                 raise
             self._committed(committed)
             return spark_snap
-        producer = FastAppend(catalog, identifier, self._io, branch=branch,
-                              snapshot_properties=snapshot_properties)
+        producer: FastAppend | MergeAppend = (
+            MergeAppend if merge_enabled(self._metadata.properties) else FastAppend)(
+            catalog, identifier, self._io, branch=branch,
+            snapshot_properties=snapshot_properties)
         base = LoadedTable(identifier, self._opened_from, self._metadata, self._io)
         producer.write(data, self._metadata)
         try:
@@ -269,6 +281,238 @@ class Table:
         snap = committed.metadata.snapshot_for_ref(branch)
         assert snap is not None
         return snap
+
+    # ------------------------------------------------------------------ partition statistics
+
+    def compute_partition_stats(self, snapshot_id: int | None = None, *,
+                                register: bool = True) -> PartitionStatisticsFile:
+        """Compute the partition statistics of a snapshot (default: the current one), write
+        them as ``metadata/partition-stats-<id>-<uuid>.parquet`` and, with ``register``,
+        register the file in one commit (spec: "Partition Statistics"); the file's entry. A
+        snapshot that already has a registered file gets that file back."""
+        from icenb.table.partition_statistics import compute_and_register
+
+        return compute_and_register(self, snapshot_id, register=register)
+
+    def partition_stats(self, snapshot_id: int | None = None) -> pa.Table:
+        """The rows of the partition statistics file registered for a snapshot (default: the
+        current one) as Arrow; ``NotFound`` when none is registered."""
+        from icenb.errors import NotFound
+        from icenb.table.partition_statistics import read_partition_stats
+
+        snap = self.current_snapshot if snapshot_id is None else self.snapshot(snapshot_id)
+        for f in self._metadata.partition_statistics:
+            if snap is not None and f.snapshot_id == snap.snapshot_id:
+                return read_partition_stats(self._io, f)
+        raise NotFound("no partition statistics file is registered for this snapshot "
+                       "(compute_partition_stats() makes one)", file=self.metadata_location,
+                       field="partition-statistics",
+                       value=None if snap is None else snap.snapshot_id)
+
+    # ------------------------------------------------------------------ refs
+
+    def manage_snapshots(self) -> refs_ops.ManageSnapshots:
+        """``with t.manage_snapshots() as m: m.create_tag("v1"); m.rollback_to(sid)``: ref
+        changes committed together, in one commit, when the block ends (Java's chained
+        ``ManageSnapshots``; see :mod:`icenb.table.manage_snapshots`)."""
+        return refs_ops.ManageSnapshots(self)
+
+    def _one_ref_change(self) -> refs_ops.ManageSnapshots:
+        return refs_ops.ManageSnapshots(self)
+
+    def create_branch(self, name: str, snapshot_id: int | None = None, *,
+                      min_snapshots_to_keep: int | None = None,
+                      max_snapshot_age_ms: int | None = None,
+                      max_ref_age_ms: int | None = None) -> SnapshotRef:
+        """Create branch ``name`` at ``snapshot_id`` (default: the current snapshot; on a table
+        without one, an empty snapshot is committed to the branch, as Java does), with optional
+        retention (spec: "Snapshot References", "Snapshot Retention Policy"); the new ref."""
+        return refs_ops.create_branch(
+            self, name, snapshot_id, min_snapshots_to_keep=min_snapshots_to_keep,
+            max_snapshot_age_ms=max_snapshot_age_ms, max_ref_age_ms=max_ref_age_ms)
+
+    def create_tag(self, name: str, snapshot_id: int | None = None, *,
+                   max_ref_age_ms: int | None = None) -> SnapshotRef:
+        """Create tag ``name`` at ``snapshot_id`` (default: the current snapshot); the ref."""
+        with self._one_ref_change() as m:
+            return m.create_tag(name, snapshot_id, max_ref_age_ms=max_ref_age_ms)
+
+    def replace_branch(self, name: str, source: int | str) -> SnapshotRef:
+        """Point branch ``name`` at a snapshot id or at ref ``source``'s snapshot (retention
+        kept); the ref."""
+        with self._one_ref_change() as m:
+            return m.replace_branch(name, source)
+
+    def replace_tag(self, name: str, source: int | str) -> SnapshotRef:
+        """Point tag ``name`` at a snapshot id or at ref ``source``'s snapshot; the ref."""
+        with self._one_ref_change() as m:
+            return m.replace_tag(name, source)
+
+    def fast_forward(self, branch: str, to: str) -> SnapshotRef:
+        """Move ``branch`` to ref ``to``'s snapshot, which must descend from the branch's."""
+        with self._one_ref_change() as m:
+            return m.fast_forward(branch, to)
+
+    def rename_branch(self, name: str, new_name: str) -> SnapshotRef:
+        """Rename a branch (not ``main``); the ref."""
+        with self._one_ref_change() as m:
+            return m.rename_branch(name, new_name)
+
+    def remove_branch(self, name: str) -> None:
+        """Remove a branch (not ``main``); its snapshots stay until they expire."""
+        with self._one_ref_change() as m:
+            m.remove_branch(name)
+
+    def remove_tag(self, name: str) -> None:
+        """Remove a tag."""
+        with self._one_ref_change() as m:
+            m.remove_tag(name)
+
+    def set_branch_retention(
+            self, name: str, *, min_snapshots_to_keep: int | refs_ops.Unset | None = refs_ops.UNSET,
+            max_snapshot_age_ms: int | refs_ops.Unset | None = refs_ops.UNSET,
+            max_ref_age_ms: int | refs_ops.Unset | None = refs_ops.UNSET) -> SnapshotRef:
+        """Set a branch's retention: the settings given replace its own (None clears one;
+        spec: "Snapshot Retention Policy": positive values); the ref."""
+        with self._one_ref_change() as m:
+            return m.set_branch_retention(
+                name, min_snapshots_to_keep=min_snapshots_to_keep,
+                max_snapshot_age_ms=max_snapshot_age_ms, max_ref_age_ms=max_ref_age_ms)
+
+    def set_ref_retention(self, name: str, *, max_ref_age_ms: int | None) -> SnapshotRef:
+        """Set how long a branch or tag is kept (``max-ref-age-ms``; None: forever)."""
+        with self._one_ref_change() as m:
+            return m.set_ref_retention(name, max_ref_age_ms=max_ref_age_ms)
+
+    def rollback_to(self, target: int | str | datetime | None = None, /, *,
+                    timestamp_ms: int | None = None, branch: str = MAIN_BRANCH) -> Snapshot:
+        """Reset ``branch`` (default ``main``) to one of its ancestors: a snapshot id, a ref's
+        snapshot (a ref name), or the newest ancestor committed strictly before a time
+        (``datetime``, ISO-8601 string or ``timestamp_ms=``), as Java's ``rollbackTo`` /
+        ``rollbackToTime``; the snapshot now at the head."""
+        with self._one_ref_change() as m:
+            return m.rollback_to(target, timestamp_ms=timestamp_ms, branch=branch)
+
+    def set_current_snapshot(self, snapshot_id: int) -> Snapshot:
+        """Make any snapshot the current one (``main``'s head), as Java's
+        ``setCurrentSnapshot``; the snapshot."""
+        with self._one_ref_change() as m:
+            return m.set_current_snapshot(snapshot_id)
+
+    def cherry_pick(self, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> Snapshot:
+        """Apply snapshot ``snapshot_id``'s change to ``branch``: fast-forward when its parent
+        is the branch head, else re-add an append's files as a new snapshot (Java's
+        ``cherrypick``); the branch's new head."""
+        return refs_ops.cherry_pick(self, snapshot_id, branch=branch)
+
+    # ------------------------------------------------------------------ expiry and upgrades
+
+    def expire_snapshots(self, older_than: datetime | str | int | None = None, *,
+                         retain_last: int | None = None,
+                         snapshot_ids: Iterable[int] | None = None, clean_files: bool = True,
+                         dry_run: bool = False) -> Any:
+        """Remove snapshots the retention policy no longer keeps (spec: "Snapshot Retention
+        Policy"; ``older_than`` a time or epoch ms, ``retain_last`` a count, replacing the
+        table's ``history.expire.*`` defaults; ``snapshot_ids`` expire too) in one commit, then
+        delete the files only they used; an :class:`~icenb.table.expire_snapshots.
+        ExpireSnapshotsResult`. ``dry_run`` only tells what would be expired and deleted."""
+        from icenb.table.expire_snapshots import expire_snapshots
+
+        older_than_ms: int | None
+        if older_than is None or (isinstance(older_than, int)
+                                  and not isinstance(older_than, bool)):
+            older_than_ms = older_than
+        elif isinstance(older_than, (datetime, str)):
+            older_than_ms = timestamp_to_ms(older_than)
+        else:
+            raise ValidationError("older_than must be a datetime, ISO string or epoch ms",
+                                  field="older_than", value=older_than)
+        return expire_snapshots(self, older_than_ms=older_than_ms, retain_last=retain_last,
+                                snapshot_ids=snapshot_ids, clean_files=clean_files,
+                                dry_run=dry_run)
+
+    def upgrade(self, format_version: int) -> bool:
+        """Upgrade the table's format version (1 -> 2 -> 3; spec: Appendix E) in one commit;
+        False when it already has it. Nothing is rewritten; a downgrade is refused."""
+        from icenb.table.upgrade import upgrade_format_version
+
+        return upgrade_format_version(self, format_version)
+
+    # ------------------------------------------------------------------ row-level changes
+
+    def delete_by_key(self, keys: Any, *, on: str | Sequence[str] | None = None,
+                      branch: str = MAIN_BRANCH,
+                      snapshot_properties: Mapping[str, str] | None = None) -> Snapshot | None:
+        """Delete the rows whose key columns (``on``; default the schema's identifier fields)
+        equal a row of ``keys`` (Arrow, pandas or list of dicts), with equality delete files
+        in one snapshot (v2+; spec: "Equality Delete Files"); None when nothing to delete."""
+        from icenb.table.row_level import delete_by_key
+
+        return delete_by_key(self, keys, on=on, branch=branch,
+                             snapshot_properties=snapshot_properties)
+
+    def upsert(self, data: Any, *, on: str | Sequence[str] | None = None,
+               branch: str = MAIN_BRANCH,
+               snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
+        """Insert ``data``'s rows, replacing the rows with the same key (``on``; default the
+        identifier fields), in one snapshot: equality deletes of the keys + the new rows (v2+).
+        Keys must be unique within ``data``."""
+        from icenb.table.row_level import upsert
+
+        return upsert(self, data, on=on, branch=branch, snapshot_properties=snapshot_properties)
+
+    def update(self, set: Mapping[str, Any], filter: str | Expression = "true", *,
+               mode: str | None = None, branch: str = MAIN_BRANCH,
+               snapshot_properties: Mapping[str, str] | None = None) -> Snapshot | None:
+        """Set columns of the rows matching ``filter``: ``t.update({"s": "x"}, "id < 10")``. A
+        value is a literal (cast to the column type) or a callable of the matching rows (Arrow)
+        returning a value or one value per row. Merge-on-read (v2+): the changed rows are
+        added and the old ones deleted by position / deletion vector in one ``overwrite``
+        snapshot; None when no row matches."""
+        from icenb.table.row_level import update
+
+        return update(self, set, filter, mode=mode, branch=branch,
+                      snapshot_properties=snapshot_properties)
+
+    # ------------------------------------------------------------------ overwrite and delete
+
+    def delete(self, filter: str | Expression, mode: str | None = None, *,
+               branch: str = MAIN_BRANCH,
+               snapshot_properties: Mapping[str, str] | None = None) -> Snapshot | None:
+        """Delete the rows matching ``filter`` in one snapshot; None when no row matches.
+        ``mode`` (default: table property ``write.delete.mode``, else ``copy-on-write``):
+        copy-on-write removes whole matching files and rewrites partly matching ones
+        (:mod:`icenb.table.copy_on_write`); merge-on-read writes delete files (v2+)."""
+        from icenb.table.copy_on_write import MERGE_ON_READ, delete_mode, delete_rows
+
+        self._writable()
+        if delete_mode(self._metadata.properties, mode) == MERGE_ON_READ:
+            from icenb.table.row_level import delete_merge_on_read
+
+            return delete_merge_on_read(self, filter, branch=branch,
+                                        snapshot_properties=snapshot_properties)
+        return delete_rows(self, filter, branch=branch, snapshot_properties=snapshot_properties)
+
+    def overwrite(self, data: Any, filter: str | Expression | None = None, *,
+                  branch: str = MAIN_BRANCH,
+                  snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
+        """Replace the rows matching ``filter`` (None: all rows) by ``data`` in one
+        ``overwrite`` snapshot (matching rows deleted copy-on-write)."""
+        from icenb.table.copy_on_write import overwrite_rows
+
+        return overwrite_rows(self, data, filter, branch=branch,
+                              snapshot_properties=snapshot_properties)
+
+    def dynamic_partition_overwrite(self, data: Any, *, branch: str = MAIN_BRANCH,
+                                    snapshot_properties: Mapping[str, str] | None = None
+                                    ) -> Snapshot:
+        """Replace every partition ``data`` has rows in by ``data``'s rows, in one
+        ``overwrite`` snapshot (summary ``replace-partitions=true``); an unpartitioned table
+        is replaced whole, as Spark's dynamic partition overwrite."""
+        from icenb.table.copy_on_write import dynamic_partition_overwrite
+
+        return dynamic_partition_overwrite(self, data, branch=branch,
+                                           snapshot_properties=snapshot_properties)
 
     # ------------------------------------------------------------------ scans
 
