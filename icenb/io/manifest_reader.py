@@ -403,14 +403,18 @@ def _partition_of(table: pa.Table) -> pa.StructType | None:
 
 def _unify_partitions(tables: list[pa.Table]) -> list[pa.Table]:
     """Give every table's ``data_file.partition`` the union struct of all partition fields."""
-    found: dict[tuple[int, str], list[tuple[int, pa.Field]]] = {}
+    # (spec id, field, whether any value is set) of each field id in each table
+    found: dict[tuple[int, str], list[tuple[int, pa.Field, bool]]] = {}
     for t in tables:
         ptype = _partition_of(t)
         if ptype is None:
             continue
         spec_id = pc.max(t.column("partition_spec_id")).as_py() if t.num_rows else -1
-        for f in ptype:
-            found.setdefault(_field_key(f), []).append((spec_id if spec_id is not None else -1, f))
+        parts = pc.struct_field(t.column("data_file"), "partition") if t.num_rows else None
+        for i, f in enumerate(ptype):
+            has_values = parts is not None and pc.struct_field(parts, i).null_count < t.num_rows
+            found.setdefault(_field_key(f), []).append(
+                (spec_id if spec_id is not None else -1, f, has_values))
     if not found:
         return tables
     target: list[pa.Field] = []
@@ -420,8 +424,14 @@ def _unify_partitions(tables: list[pa.Table]) -> list[pa.Table]:
         types = {o[1].type for o in occurrences}
         ftype = latest.type
         if len(types) > 1:
-            ftype = pa.unify_schemas([pa.schema([o[1].with_name("x")]) for o in occurrences],
-                                     promote_options="permissive").field(0).type
+            try:
+                ftype = pa.unify_schemas([pa.schema([o[1].with_name("x")]) for o in occurrences],
+                                         promote_options="permissive").field(0).type
+            except (pa.ArrowTypeError, pa.ArrowInvalid):
+                # A v1 field replaced by void(source) keeps its id with the source type (spec:
+                # Partition Evolution): its values are all null, so a typed occurrence wins.
+                valued = [o for o in occurrences if o[2]] or occurrences
+                ftype = max(valued, key=lambda o: o[0])[1].type
         target.append(latest.with_type(ftype).with_nullable(True))
     target_type = pa.struct(target)
     out = []
@@ -446,7 +456,8 @@ def _replace_partition(t: pa.Table, ptype: pa.StructType, target: list[pa.Field]
     arrays = []
     for f in target:
         i = own.get(_field_key(f))
-        arrays.append(pa.nulls(n, f.type) if i is None else parts[i].cast(f.type))
+        arrays.append(pa.nulls(n, f.type) if i is None or parts[i].null_count == n
+                      else parts[i].cast(f.type))
     if arrays:
         new_partition = pa.StructArray.from_arrays(arrays, fields=target)
     else:

@@ -321,3 +321,23 @@ def test_table_without_current_snapshot_has_empty_snapshot_tables(
     assert deletes.column_names[:3] == ["file_path", "pos", "row"]
     # Its older snapshots are still in the all_* tables.
     assert table.inspect.all_files().num_rows > 0
+
+
+def test_v1_void_partition_field_of_another_type_unifies(tmp_path: Any) -> None:
+    """In v1 a removed ``day(ts)`` becomes ``void(ts)``: same field id, the source's type
+    (timestamp) instead of date. Files of both specs still list together, values kept."""
+    import datetime
+
+    import icenb
+
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long, ts timestamp",
+                                               partition_by=["day(ts)"], format_version=1)
+    t.append([{"id": 1, "ts": datetime.datetime(2024, 1, 1, 5)}])
+    with t.update_spec() as u:
+        u.remove_field("ts_day")
+    t.append([{"id": 2, "ts": datetime.datetime(2024, 1, 2, 5)}])
+    files = t.inspect.files()
+    by_spec = dict(zip(files.column("spec_id").to_pylist(),
+                       files.column("partition").to_pylist(), strict=True))
+    assert by_spec == {0: {"ts_day": datetime.date(2024, 1, 1)}, 1: {"ts_day": None}}
+    assert sorted(r["record_count"] for r in t.inspect.partitions().to_pylist()) == [1, 1]
