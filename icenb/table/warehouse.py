@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from icenb.catalog import (
+    FilesystemCatalog,
     Identifier,
     NamespaceLike,
     SqlCatalog,
@@ -318,14 +319,30 @@ def _terms(items: str | Sequence[Any] | None, label: str) -> list[Any]:
 
 
 class Warehouse:
-    """A local warehouse directory and its SQLite catalog (``<path>/catalog.db``, the schema of
-    Iceberg's JDBC catalog, so PyIceberg's ``SqlCatalog`` opens it too)."""
+    """A local warehouse directory and its catalog: by default SQLite (``<path>/catalog.db``,
+    the schema of Iceberg's JDBC catalog, so PyIceberg's ``SqlCatalog`` opens it too); with
+    ``catalog="filesystem"`` the Hadoop layout (``vN.metadata.json`` and
+    ``version-hint.text`` under each table, as Iceberg Java's ``HadoopCatalog``)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, name: str = "default") -> None:
-        self._catalog = open_warehouse_catalog(path, name=name)
+    def __init__(self, path: str | os.PathLike[str], *, name: str = "default",
+                 catalog: str = "sql") -> None:
+        if catalog == "sql":
+            self._catalog: SqlCatalog | FilesystemCatalog = open_warehouse_catalog(path,
+                                                                                   name=name)
+        elif catalog == "filesystem":
+            text = os.fspath(path)
+            if not isinstance(text, str) or not text or "://" in text:
+                raise ValidationError("an embedded warehouse is a local directory path",
+                                      field="path", value=text)
+            root = os.path.abspath(text)
+            os.makedirs(root, exist_ok=True)
+            self._catalog = FilesystemCatalog(root, name=name)
+        else:
+            raise ValidationError('catalog must be "sql" or "filesystem"', field="catalog",
+                                  value=catalog)
 
     @property
-    def catalog(self) -> SqlCatalog:
+    def catalog(self) -> SqlCatalog | FilesystemCatalog:
         """The warehouse's catalog."""
         return self._catalog
 
@@ -401,6 +418,9 @@ class Warehouse:
         return f"Warehouse({self.location!r})"
 
 
-def warehouse(path: str | os.PathLike[str], *, name: str = "default") -> Warehouse:
-    """The embedded warehouse at ``path`` (a local directory, created when missing)."""
-    return Warehouse(path, name=name)
+def warehouse(path: str | os.PathLike[str], *, name: str = "default",
+              catalog: str = "sql") -> Warehouse:
+    """The embedded warehouse at ``path`` (a local directory, created when missing), with a
+    SQLite catalog (``catalog="sql"``, the default) or in the Hadoop layout
+    (``catalog="filesystem"``)."""
+    return Warehouse(path, name=name, catalog=catalog)

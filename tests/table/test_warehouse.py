@@ -209,3 +209,27 @@ def test_nanosecond_schema_needs_v3(tmp_path: Path) -> None:
     wh = icenb.warehouse(tmp_path)
     t = wh.create_table("db.t", "ts timestamp_ns", format_version=3)
     assert t.schema.fields[0].field_type == TimestampNanoType()
+
+
+def test_a_filesystem_warehouse_writes_the_hadoop_layout(tmp_path: Path) -> None:
+    wh = icenb.warehouse(tmp_path, catalog="filesystem")
+    t = wh.create_table("db.events", "id long not null, s string", partition_by="bucket(4, id)")
+    t.append([{"id": i, "s": str(i)} for i in range(10)])
+    with t.update_schema() as u:
+        u.add_column("n", "int")
+    t.append([{"id": 10, "s": "x", "n": 1}])
+    assert wh.tables() == ["db.events"]
+    metadata = tmp_path / "db" / "events" / "metadata"
+    assert (metadata / "version-hint.text").read_text().strip() == "4"
+    assert sorted(p.name for p in metadata.glob("v*.metadata.json")) == [
+        f"v{i}.metadata.json" for i in range(1, 5)]
+    again = icenb.load_table(tmp_path, "db.events")  # a directory without catalog.db
+    assert again.metadata_location == t.metadata_location
+    assert again.scan().to_arrow().num_rows == 11
+    assert not (tmp_path / "catalog.db").exists()
+
+
+def test_a_warehouse_catalog_kind_must_be_known(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="catalog"):
+        icenb.warehouse(tmp_path, catalog="hive")
+    assert list(tmp_path.iterdir()) == []
