@@ -162,8 +162,9 @@ def _format_date(days: int) -> str:
     return f"{year}-{m:02d}-{d:02d}"
 
 
-def _format_time(nanos_of_day: int, digits: int | None) -> str:
-    """``HH:MM:SS`` plus ``digits`` fractional digits, or (None) 0/3/6/9 digits as needed."""
+def _format_time(nanos_of_day: int, digits: int | None, *, trim: bool = False) -> str:
+    """``HH:MM:SS`` plus ``digits`` fractional digits, or (None) 0/3/6/9 digits as needed, or
+    (``trim``) the fraction without trailing zeros (Java's ``ISO_LOCAL_TIME``)."""
     seconds, frac = divmod(nanos_of_day, 1_000_000_000)
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
@@ -173,18 +174,21 @@ def _format_time(nanos_of_day: int, digits: int | None) -> str:
         return f"{text}.{fraction[:digits]}"
     if frac == 0:
         return text
+    if trim:
+        return f"{text}.{fraction.rstrip('0')}"
     for n in (3, 6):
         if frac % 10 ** (9 - n) == 0:
             return f"{text}.{fraction[:n]}"
     return f"{text}.{fraction}"
 
 
-def _format_timestamp(t: IcebergType, value: int, digits: int | None) -> str:
+def _format_timestamp(t: IcebergType, value: int, digits: int | None, *,
+                      trim: bool = False) -> str:
     nanos = value * 1000 if isinstance(t, _TS_MICROS) else value
     days, nanos_of_day = divmod(nanos, NANOS_PER_DAY)
     if digits is not None and isinstance(t, _TS_MICROS):
         digits = 6
-    text = f"{_format_date(days)}T{_format_time(nanos_of_day, digits)}"
+    text = f"{_format_date(days)}T{_format_time(nanos_of_day, digits, trim=trim)}"
     return text + "+00:00" if isinstance(t, _TS_ZONED) else text
 
 
@@ -755,15 +759,17 @@ def to_json(t: IcebergType, value: Any, *, field: str | None = None) -> Any:
         return _decimal_text(unscaled(value), t.scale)
     if isinstance(t, DateType):
         return _format_date(value)
+    # Times and timestamps as Java's SingleValueParser writes them (ISO_LOCAL_TIME: seconds
+    # always, the fraction without trailing zeros; "+00:00" for zoned values).
     if isinstance(t, TimeType):
-        return _format_time(value * 1000, 6)
+        return _format_time(value * 1000, None, trim=True)
     if isinstance(t, _TS_ALL):
-        return _format_timestamp(t, value, 9)
+        return _format_timestamp(t, value, None, trim=True)
     if isinstance(t, UUIDType):
         return str(value)
     if isinstance(t, _GEO):
         return wkb_to_wkt(bytes(value))
-    return bytes(value).hex()  # fixed, binary
+    return bytes(value).hex().upper()  # fixed, binary: upper-case hex, as Java's base16
 
 
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")

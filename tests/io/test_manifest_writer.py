@@ -786,7 +786,6 @@ def test_rewrites_every_java_manifest_byte_for_byte(java_tables: JavaTables) -> 
     the very bytes Java wrote, given Java's sync marker: header keys, order and JSON, Avro
     schema, records, block cuts and deflate level 9."""
     identical = 0
-    other_schema_text = []
     for entry in java_tables.entries("table"):
         location = java_tables.location(entry["name"])
         md = load_table_metadata(str(location))
@@ -819,22 +818,9 @@ def test_rewrites_every_java_manifest_byte_for_byte(java_tables: JavaTables) -> 
                 data, _ = encode_manifest(str(path), spec, schema, version, content, entries,
                                           snapshot_id=writers.pop() if writers else 0,
                                           sync_marker=_sync(raw))
-                ours = avro_file_metadata("ours", data)
-                if ours["schema"] != meta["schema"].encode():
-                    # Only the JSON text of the table schema may differ (see below).
-                    assert schema_from_json(json.loads(ours["schema"])) == schema
-                    other_schema_text.append(path)
-                    theirs = avro_file_metadata("java", raw)
-                    assert {k: v for k, v in ours.items() if k != "schema"} == {
-                        k: v for k, v in theirs.items() if k != "schema"}
-                    assert data.split(_sync(raw))[1:] == raw.split(_sync(raw))[1:]
-                    continue
             assert data == raw, path
             identical += 1
     assert identical > 250
-    # icenb's schema JSON writes time defaults with 6 fractional digits ("12:34:56.789000"),
-    # Java's LocalTime text drops trailing zeros; both are valid Appendix D JSON.
-    assert [p.parent.parent.name for p in other_schema_text] in ([], ["java_v3_defaults"])
 
 
 # --------------------------------------------------------------------------- Java reads

@@ -91,7 +91,7 @@ def test_literals_use_single_value_json_of_the_column_type() -> None:
         "left": {"type": "and",
                  "left": {"type": "eq", "term": "d", "value": "2024-02-29"},
                  "right": {"type": "eq", "term": "dec", "value": "1.50"}},
-        "right": {"type": "eq", "term": "b", "value": "0aff"},
+        "right": {"type": "eq", "term": "b", "value": "0AFF"},
     }
 
 
