@@ -21,7 +21,7 @@ Flow: ``writer()`` (driver, at ``save()``) loads the table, checks the DataFrame
 types against the table schema (a wrong name or type fails before any task runs) and pins what
 tasks need - schema, spec, sort order, properties, location, format version, FileIO - with one
 operation id. ``write()`` (each task, on an executor) conforms its Arrow batches to the table
-schema and writes them with :func:`~icenb.table.data_writer.write_data_files`, files named
+schema and writes them with a :class:`~icenb.table.data_writer.RollingDataWriter`, files named
 ``{partition:05d}-{task attempt id}-{operation id}-{n:05d}.parquet`` (Java's
 ``OutputFileFactory``), and returns a commit message with their DataFiles. ``commit()`` (driver)
 adds every task's files to one :class:`~icenb.table.snapshot_producer.FastAppend` whose commit
@@ -32,10 +32,15 @@ tasks wrote - those their messages list and any file under the data location nam
 operation id (a task killed when the job failed reports nothing), once at once and once again
 after ``ABORT_GRACE_SECONDS`` - unless a snapshot of this operation is in the table (an unknown
 commit outcome that in fact succeeded). A failing task deletes its own files
-(``write_data_files``). A killed task still writing after that can leave orphan files.
+(``RollingDataWriter``). A killed task still writing after that can leave orphan files.
 
-Decision: a task buffers its partition's rows (Arrow) and writes them in one call, so rolling by
-``write.target-file-size-bytes`` and the file counter span the whole task.
+Decision: a task streams its Arrow batches through one
+:class:`~icenb.table.data_writer.RollingDataWriter` (fanout: one open file per table partition,
+as the Python data source API cannot ask Spark to cluster or sort a task's rows the way Java's
+``RequiresDistributionAndOrdering`` does), so a task's memory is bounded by its write buffers
+(``DEFAULT_WRITE_BUFFER_BYTES``), not its row count; rolling by ``write.target-file-size-bytes``
+and the file counter span the whole task. Tables with a sort order: each file is sorted (rows
+buffered per partition within the same bound, sorted when it is reached).
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +76,7 @@ from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.sort_order import SortOrder
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.data_writer import conform_to_schema, location_provider, write_data_files
+from icenb.table.data_writer import RollingDataWriter, conform_to_schema, location_provider
 from icenb.table.snapshot_producer import FastAppend
 
 __all__ = ["ABORT_GRACE_SECONDS", "IcenbCommitMessage", "IcenbWriter", "WriteTarget",
@@ -128,17 +133,21 @@ class IcenbCommitMessage(WriterCommitMessage):
     task_id: int
 
 
-def write_task(target: WriteTarget, batches: Sequence[pa.RecordBatch] | pa.Table, *,
+def write_task(target: WriteTarget, batches: Iterable[pa.RecordBatch] | pa.Table, *,
                partition_id: int, task_id: int) -> list[DataFile]:
-    """Conform and write one task's rows as data files of the target table (no commit)."""
-    table = batches if isinstance(batches, pa.Table) else pa.Table.from_batches(batches)
-    if table.num_rows == 0:
-        return []
-    return write_data_files(
-        target.io, table, target.schema, target.spec, target.sort_order, target.properties,
+    """Conform and write one task's rows as data files of the target table (no commit),
+    streaming: batches go through a :class:`~icenb.table.data_writer.RollingDataWriter`, so a
+    task holds at most its write buffers, not its partition. On failure the task's files are
+    deleted."""
+    writer = RollingDataWriter(
+        target.io, target.schema, target.spec, target.sort_order, target.properties,
         location_provider(target.location, target.properties),
         format_version=target.format_version, partition_id=partition_id, task_id=task_id,
         operation_id=target.operation_id)
+    with writer:
+        for batch in [batches] if isinstance(batches, pa.Table) else batches:
+            writer.write(batch)
+        return writer.close()
 
 
 def _data_root(target: WriteTarget) -> str:
@@ -222,7 +231,7 @@ class IcenbWriter(DataSourceArrowWriter):
         partition_id = context.partitionId() if context is not None else 0
         task_id = context.taskAttemptId() if context is not None else 0
         try:
-            files = write_task(self._target, list(iterator), partition_id=partition_id,
+            files = write_task(self._target, iterator, partition_id=partition_id,
                                task_id=task_id)
         except IcebergError as e:
             raise _plain(e) from None

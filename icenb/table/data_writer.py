@@ -32,7 +32,7 @@ import contextlib
 import math
 import posixpath
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol
@@ -52,7 +52,7 @@ from icenb.spec.manifest import DataFile, FileContent, FileFormat
 from icenb.spec.metrics_config import MetricsConfig, MetricsMode
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import Schema
-from icenb.spec.sort_order import NullOrder, SortDirection, SortOrder
+from icenb.spec.sort_order import UNSORTED, NullOrder, SortDirection, SortOrder
 from icenb.spec.types import (
     BinaryType,
     BooleanType,
@@ -86,11 +86,13 @@ from icenb.table.arrow_schema import FIELD_ID_KEY, arrow_field, to_arrow_schema,
 __all__ = [
     "DEFAULT_COMPRESSION",
     "DEFAULT_TARGET_FILE_SIZE",
+    "DEFAULT_WRITE_BUFFER_BYTES",
     "DataFileMetrics",
     "DefaultLocationProvider",
     "LocationProvider",
     "ObjectStoreLocationProvider",
     "ParquetWriteOptions",
+    "RollingDataWriter",
     "compute_metrics",
     "conform_to_schema",
     "data_file_name",
@@ -757,6 +759,14 @@ def compute_metrics(data: pa.Table, schema: Schema, config: MetricsConfig,
     ``truncate(N)``/``full``, lower/upper bounds (strings/binary truncated, the upper bound
     incremented or dropped; no NaN bounds). Spec: Manifests notes 1-2, Appendix D.
     """
+    acc = _MetricsAccumulator(schema, config)
+    acc.add(data)
+    return acc.finish(parquet_metadata)
+
+
+def _column_sizes(schema: Schema, config: MetricsConfig,
+                  parquet_metadata: pq.FileMetaData | None) -> dict[int, int]:
+    """Compressed bytes per leaf field id over all row groups (Java's ``ParquetMetrics``)."""
     column_sizes: dict[int, int] = {}
     if parquet_metadata is not None:
         by_path = _parquet_paths(schema)
@@ -768,41 +778,86 @@ def compute_metrics(data: pa.Table, schema: Schema, config: MetricsConfig,
                 if fid is None or not config.mode_for(schema, fid).keeps_counts:
                     continue
                 column_sizes[fid] = column_sizes.get(fid, 0) + chunk.total_compressed_size
-    metrics = DataFileMetrics(data.num_rows, column_sizes)
-    for f in schema.fields:
-        if f.name in data.column_names:
-            _field_metrics(_combined(data.column(f.name)), f, schema, config, metrics)
-    return metrics
+    return column_sizes
 
 
-def _field_metrics(arr: pa.Array, f: NestedField, schema: Schema, config: MetricsConfig,
-                   out: DataFileMetrics) -> None:
-    t = f.field_type
-    if isinstance(t, StructType):
-        for child, child_arr in zip(t.fields, arr.flatten(), strict=True):
-            _field_metrics(child_arr, child, schema, config, out)
-        return
-    if isinstance(t, (ListType, MapType, UnknownType, VariantType)):
-        return  # no metrics inside repeated fields (as Java 1.10); unknown is not stored
-    mode = config.mode_for(schema, f.field_id)
-    if not mode.keeps_counts:
-        return
-    fid = f.field_id
-    out.value_counts[fid] = len(arr)
-    out.null_value_counts[fid] = arr.null_count
-    if isinstance(t, (FloatType, DoubleType)):
-        nan = pc.sum(pc.is_nan(arr)).as_py() if len(arr) else 0
-        out.nan_value_counts[fid] = int(nan or 0)
-    if not mode.keeps_bounds or isinstance(t, (GeometryType, GeographyType)):
-        return
-    found = _min_max(arr, t)
-    if found is None:
-        return
-    low, high = _bounds(found[0], found[1], t, mode)
-    if low is not None:
-        out.lower_bounds[fid] = low
-    if high is not None:
-        out.upper_bounds[fid] = high
+def _is_negative_zero(x: Any) -> bool:
+    return isinstance(x, float) and x == 0.0 and math.copysign(1.0, x) < 0
+
+
+def _lower(a: Any, b: Any) -> Any:
+    """The smaller of two bounds; -0.0 before 0.0 (Manifests note 2)."""
+    if a == b:
+        return a if _is_negative_zero(a) else b
+    return a if a < b else b
+
+
+def _higher(a: Any, b: Any) -> Any:
+    if a == b:
+        return b if _is_negative_zero(a) else a
+    return a if a > b else b
+
+
+class _MetricsAccumulator:
+    """Counts and untruncated min/max per field id over the row chunks of one data file;
+    :meth:`finish` truncates the bounds, so chunked input gives the metrics of the whole."""
+
+    def __init__(self, schema: Schema, config: MetricsConfig) -> None:
+        self.schema = schema
+        self.config = config
+        self.rows = 0
+        self.value_counts: dict[int, int] = {}
+        self.null_value_counts: dict[int, int] = {}
+        self.nan_value_counts: dict[int, int] = {}
+        self.low: dict[int, Any] = {}
+        self.high: dict[int, Any] = {}
+        self.bound_modes: dict[int, tuple[IcebergType, MetricsMode]] = {}
+
+    def add(self, data: pa.Table) -> None:
+        self.rows += data.num_rows
+        for f in self.schema.fields:
+            if f.name in data.column_names:
+                self._visit(_combined(data.column(f.name)), f)
+
+    def _visit(self, arr: pa.Array, f: NestedField) -> None:
+        t = f.field_type
+        if isinstance(t, StructType):
+            for child, child_arr in zip(t.fields, arr.flatten(), strict=True):
+                self._visit(child_arr, child)
+            return
+        if isinstance(t, (ListType, MapType, UnknownType, VariantType)):
+            return  # no metrics inside repeated fields (as Java 1.10); unknown is not stored
+        mode = self.config.mode_for(self.schema, f.field_id)
+        if not mode.keeps_counts:
+            return
+        fid = f.field_id
+        self.value_counts[fid] = self.value_counts.get(fid, 0) + len(arr)
+        self.null_value_counts[fid] = self.null_value_counts.get(fid, 0) + arr.null_count
+        if isinstance(t, (FloatType, DoubleType)):
+            nan = pc.sum(pc.is_nan(arr)).as_py() if len(arr) else 0
+            self.nan_value_counts[fid] = self.nan_value_counts.get(fid, 0) + int(nan or 0)
+        if not mode.keeps_bounds or isinstance(t, (GeometryType, GeographyType)):
+            return
+        found = _min_max(arr, t)
+        if found is None:
+            return
+        self.bound_modes[fid] = (t, mode)
+        low, high = found
+        self.low[fid] = low if fid not in self.low else _lower(self.low[fid], low)
+        self.high[fid] = high if fid not in self.high else _higher(self.high[fid], high)
+
+    def finish(self, parquet_metadata: pq.FileMetaData | None = None) -> DataFileMetrics:
+        metrics = DataFileMetrics(self.rows, _column_sizes(self.schema, self.config,
+                                                           parquet_metadata),
+                                  dict(self.value_counts), dict(self.null_value_counts),
+                                  dict(self.nan_value_counts))
+        for fid, (t, mode) in self.bound_modes.items():
+            low, high = _bounds(self.low[fid], self.high[fid], t, mode)
+            if low is not None:
+                metrics.lower_bounds[fid] = low
+            if high is not None:
+                metrics.upper_bounds[fid] = high
+        return metrics
 
 
 # --------------------------------------------------------------------------- Parquet writing
@@ -1083,3 +1138,290 @@ def write_data_files(
                               file=written[-1] if written else None) from exc
         raise
     return files
+
+
+# --------------------------------------------------------------------------- streaming writer
+
+#: Arrow bytes a :class:`RollingDataWriter` may hold (row groups being filled, rows waiting to
+#: be sorted) before it writes the largest buffer out.
+DEFAULT_WRITE_BUFFER_BYTES = 256 * 1024 * 1024
+
+
+def _writer_schema(schema: Schema) -> pa.Schema:
+    """The Arrow schema of the Parquet files (as :func:`_writer_table` makes the data)."""
+    return pa.schema([_parquet_field(f) for f in schema.fields
+                      if not isinstance(f.field_type, UnknownType)])
+
+
+class _OpenFile:
+    """A data file of one partition being written: its row-group buffer and metrics so far."""
+
+    def __init__(self, writer: _FileWriter, partition: tuple[Any, ...], index: int,
+                 metrics: _MetricsAccumulator) -> None:
+        self.writer = writer
+        self.partition = partition
+        self.index = index  # its place in the writer's result
+        self.metrics = metrics
+        self.buffer: list[pa.Table] = []
+        self.buffered_bytes = 0
+        self.buffered_rows = 0
+        self.flushed_bytes = 0  # Arrow bytes already in the file
+
+    def ratio(self) -> float:
+        """File bytes per Arrow byte so far (1 before the first row group)."""
+        if not self.flushed_bytes:
+            return 1.0
+        return max(self.writer.position(), 1) / self.flushed_bytes
+
+    def estimated_size(self) -> float:
+        return self.writer.position() + self.buffered_bytes * self.ratio()
+
+
+class RollingDataWriter:
+    """Streams Arrow batches into the table's data files: memory stays bounded by the buffer
+    budget, whatever the number of rows.
+
+    Each batch is conformed (:func:`conform_to_schema`) and split by partition. Rows go to one
+    open Parquet file per partition (``fanout``, Java's ``write.spark.fanout.enabled``
+    writer) or, with ``fanout=False``, to one open partition at a time (Java's clustered
+    writer: rows must arrive grouped by partition, else :class:`ValidationError`). A file's
+    rows are buffered as one row group (``write.parquet.row-group-size-bytes`` of Arrow data)
+    and the file is closed at ``write.target-file-size-bytes`` (estimated from the bytes
+    written so far) and the next one opened. When the buffers together exceed
+    ``buffer_bytes`` the largest is written out early (a smaller row group).
+
+    Sorted tables (spec: "Sorting"; a file's ``sort_order_id`` says its rows follow that
+    order): rows are buffered per partition, and a partition's rows are sorted and written
+    to files of their own when the budget is exceeded and at :meth:`close`; each file is
+    sorted, files of one partition may overlap. Metrics are those :func:`write_data_files`
+    records for the same rows of a file. A failure in :meth:`write` or :meth:`close` (bad
+    input included) deletes every file written; :meth:`abort` does so on request.
+    """
+
+    def __init__(self, io: FileIO, schema: Schema, spec: PartitionSpec, sort_order: SortOrder,
+                 properties: Mapping[str, str], location_provider: LocationProvider, *,
+                 format_version: int, partition_id: int = 0, task_id: int = 0,
+                 operation_id: str | None = None, fanout: bool = True,
+                 buffer_bytes: int = DEFAULT_WRITE_BUFFER_BYTES) -> None:
+        if format_version not in (1, 2, 3):
+            raise ValidationError("format version must be 1, 2 or 3", field="format-version",
+                                  value=format_version)
+        self._options = ParquetWriteOptions.from_properties(properties)
+        spec.validate(schema)
+        sort_order.validate(schema)
+        self._io = io
+        self._schema = schema
+        self._spec = spec
+        self._sort_order = sort_order
+        self._config = MetricsConfig.from_properties(properties, schema, sort_order)
+        self._locations = location_provider
+        self._format_version = format_version
+        self._partition_id = partition_id
+        self._task_id = task_id
+        self._operation = operation_id or str(uuid.uuid4())
+        self._fanout = fanout
+        self._budget = max(1, buffer_bytes)
+        self._arrow_schema = _writer_schema(schema)
+        self._open: dict[tuple[Any, ...], _OpenFile] = {}
+        self._sort_buffers: dict[tuple[Any, ...], list[pa.Table]] = {}
+        self._sort_bytes: dict[tuple[Any, ...], int] = {}
+        self._finished: set[tuple[Any, ...]] = set()  # clustered: partitions already done
+        self._current: tuple[Any, ...] | None = None
+        self._files: list[DataFile | None] = []
+        self._written: list[str] = []
+        self._count = 0
+        self._done = False
+
+    # ---------------------------------------------------------------- public
+
+    @property
+    def written(self) -> tuple[str, ...]:
+        """Locations of every file written so far (open or closed)."""
+        return tuple(self._written)
+
+    def write(self, data: pa.Table | pa.RecordBatch) -> None:
+        """Add rows; on any error every file written is deleted and the error raised."""
+        self._check_open()
+        with self._aborting():
+            conformed = conform_to_schema(data, self._schema,
+                                          format_version=self._format_version)
+            if conformed.num_rows == 0:
+                return
+            for partition, part in partition_and_sort(conformed, self._schema, self._spec,
+                                                      UNSORTED):
+                if part.num_rows:
+                    self._route(partition, part)
+
+    def close(self) -> list[DataFile]:
+        """Write what is buffered, close every file; the DataFiles in the order opened."""
+        self._check_open()
+        with self._aborting():
+            for partition in list(self._sort_buffers):
+                self._flush_sorted(partition)
+            for partition in list(self._open):
+                self._close_file(partition)
+        self._done = True
+        return [f for f in self._files if f is not None]
+
+    def abort(self) -> None:
+        """Close quietly and delete every file written (idempotent)."""
+        self._done = True
+        for open_file in self._open.values():
+            with contextlib.suppress(Exception):
+                open_file.writer.writer.close()
+            with contextlib.suppress(Exception):
+                open_file.writer.sink.close()
+        self._open.clear()
+        self._sort_buffers.clear()
+        self._sort_bytes.clear()
+        for location in self._written:
+            with contextlib.suppress(IcebergError):
+                self._io.delete(location, missing_ok=True)
+
+    def __enter__(self) -> RollingDataWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+
+    # ---------------------------------------------------------------- internals
+
+    def _check_open(self) -> None:
+        if self._done:
+            raise ValidationError("the writer is closed", field="writer")
+
+    @contextlib.contextmanager
+    def _aborting(self) -> Iterator[None]:
+        try:
+            yield
+        except BaseException as exc:
+            last = self._written[-1] if self._written else None
+            self.abort()
+            if isinstance(exc, (OSError, pa.ArrowException)) and not isinstance(
+                    exc, IcebergError):
+                from icenb.errors import FileIOError
+
+                raise FileIOError(f"writing a data file failed: {exc}", file=last) from exc
+            raise
+
+    def _route(self, partition: tuple[Any, ...], part: pa.Table) -> None:
+        if not self._fanout and partition != self._current:
+            if partition in self._finished:
+                raise ValidationError(
+                    "rows are not clustered by partition (a partition came back after "
+                    "another one): use a fanout writer or sort the input by partition",
+                    field="partition", value=partition)
+            if self._current is not None:
+                self._finish_partition(self._current)
+            self._current = partition
+        if self._sort_order.is_sorted:
+            self._sort_buffers.setdefault(partition, []).append(part)
+            self._sort_bytes[partition] = self._sort_bytes.get(partition, 0) + part.nbytes
+        else:
+            self._append(partition, part)
+        self._enforce_budget()
+
+    def _finish_partition(self, partition: tuple[Any, ...]) -> None:
+        self._finished.add(partition)
+        if partition in self._sort_buffers:
+            self._flush_sorted(partition)
+        if partition in self._open:
+            self._close_file(partition)
+
+    def _buffered(self) -> int:
+        return (sum(self._sort_bytes.values())
+                + sum(f.buffered_bytes for f in self._open.values()))
+
+    def _enforce_budget(self) -> None:
+        while self._buffered() > self._budget:
+            largest_sort = max(self._sort_bytes.items(), key=lambda kv: kv[1], default=None)
+            largest_file = max(self._open.values(), key=lambda f: f.buffered_bytes,
+                               default=None)
+            if largest_sort is not None and (largest_file is None
+                                             or largest_sort[1] >= largest_file.buffered_bytes):
+                self._flush_sorted(largest_sort[0])
+            elif largest_file is not None and largest_file.buffered_bytes:
+                self._flush(largest_file)
+                if largest_file.estimated_size() >= self._options.target_file_size:
+                    self._close_file(largest_file.partition)
+            else:
+                return
+
+    def _flush_sorted(self, partition: tuple[Any, ...]) -> None:
+        """Sort a partition's buffered rows and write them to files of their own."""
+        parts = self._sort_buffers.pop(partition, [])
+        self._sort_bytes.pop(partition, None)
+        if not parts:
+            return
+        table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        del parts
+        columns, keys = _sort_columns(table, self._schema, self._sort_order)
+        order = pc.sort_indices(pa.table(columns), sort_keys=keys)
+        table = table.take(order)
+        self._append(partition, table)
+        if partition in self._open:
+            self._close_file(partition)
+
+    def _append(self, partition: tuple[Any, ...], part: pa.Table) -> None:
+        """Add rows to the partition's open file(s), writing row groups and rolling files."""
+        options = self._options
+        start, rows = 0, part.num_rows
+        per_row = max(1.0, part.nbytes / max(rows, 1))
+        while start < rows:
+            open_file = self._open.get(partition) or self._open_file(partition)
+            room = (options.target_file_size - open_file.estimated_size()) / (
+                per_row * open_file.ratio())
+            group_room = (options.row_group_size - open_file.buffered_bytes) / per_row
+            take = min(rows - start, max(1, math.ceil(min(room, group_room))))
+            chunk = part.slice(start, take)
+            start += take
+            open_file.buffer.append(chunk)
+            open_file.buffered_bytes += chunk.nbytes
+            open_file.buffered_rows += take
+            open_file.metrics.add(chunk)
+            if open_file.buffered_bytes >= options.row_group_size:
+                self._flush(open_file)
+            if open_file.estimated_size() >= options.target_file_size:
+                self._close_file(partition)
+
+    def _open_file(self, partition: tuple[Any, ...]) -> _OpenFile:
+        self._count += 1
+        name = data_file_name(self._partition_id, self._task_id, self._operation, self._count)
+        path = (self._spec.partition_path(self._schema, partition) if self._spec.is_partitioned
+                else None)
+        location = self._locations.new_data_location(name, path)
+        self._written.append(location)
+        writer = _FileWriter(self._io, location, self._arrow_schema, self._options)
+        open_file = _OpenFile(writer, partition, len(self._files),
+                              _MetricsAccumulator(self._schema, self._config))
+        self._files.append(None)
+        self._open[partition] = open_file
+        return open_file
+
+    def _flush(self, open_file: _OpenFile) -> None:
+        """Write the file's buffered rows as one row group."""
+        if not open_file.buffer:
+            return
+        parts = open_file.buffer
+        table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        open_file.buffer = []
+        open_file.writer.write(_writer_table(table, self._schema))
+        open_file.flushed_bytes += open_file.buffered_bytes
+        open_file.buffered_bytes = 0
+        open_file.buffered_rows = 0
+
+    def _close_file(self, partition: tuple[Any, ...]) -> None:
+        open_file = self._open.pop(partition)
+        self._flush(open_file)
+        size, metadata = open_file.writer.close()
+        metrics = open_file.metrics.finish(metadata)
+        self._files[open_file.index] = DataFile(
+            content=FileContent.DATA, file_path=open_file.writer.location,
+            file_format=FileFormat.PARQUET, partition=partition,
+            record_count=metadata.num_rows, file_size_in_bytes=size,
+            column_sizes=metrics.column_sizes, value_counts=metrics.value_counts,
+            null_value_counts=metrics.null_value_counts,
+            nan_value_counts=metrics.nan_value_counts, lower_bounds=metrics.lower_bounds,
+            upper_bounds=metrics.upper_bounds, split_offsets=_split_offsets(metadata),
+            sort_order_id=self._sort_order.order_id, spec_id=self._spec.spec_id)
