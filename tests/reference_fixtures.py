@@ -137,9 +137,10 @@ def _source_json(source: Source) -> Any:
     return str(Path(source).resolve())
 
 
-def run_reference_batch(script: str, requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Run a reference script of tests/reference/ (``--requests``/``--output`` JSON, one JVM)
-    on a batch of requests; one result each, in order."""
+def run_reference_batch(script: str, requests: Sequence[dict[str, Any]], *,
+                        args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Run a reference script of tests/reference/ (``--requests``/``--output`` JSON, one JVM,
+    ``args`` added to its command line) on a batch of requests; one result each, in order."""
     if not requests:
         return []
     python = reference_python()
@@ -148,7 +149,7 @@ def run_reference_batch(script: str, requests: Sequence[dict[str, Any]]) -> list
         out_path = Path(tmp) / "results.json"
         req_path.write_text(json.dumps({"requests": list(requests)}), encoding="utf-8")
         proc = subprocess.run(
-            [str(python), str(REFERENCE_DIR / script),
+            [str(python), str(REFERENCE_DIR / script), *args,
              "--requests", str(req_path), "--output", str(out_path)],
             cwd=tmp,
             capture_output=True,

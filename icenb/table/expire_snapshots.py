@@ -50,12 +50,10 @@ from icenb.spec.manifest import EntryStatus, FileContent, ManifestFile
 from icenb.spec.snapshot import MAIN_BRANCH, SnapshotRef
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.table_updates import (
-    AssertTableUUID,
     RemovePartitionStatistics,
     RemoveSnapshotRef,
     RemoveSnapshots,
     RemoveStatistics,
-    TableRequirement,
     TableUpdate,
     apply_updates,
 )
@@ -314,7 +312,7 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
     then delete the files no kept snapshot references (``clean_files=False``: delete none).
     ``dry_run`` commits and deletes nothing; the result tells what would happen on the table
     as loaded."""
-    from icenb.table.table_update import MetadataChange, commit_change
+    from icenb.table.table_update import MetadataChange, commit_change, uuid_requirement
 
     if retain_last is not None and (type(retain_last) is not int or retain_last < 1):
         raise ValidationError("retain_last must be at least 1", field="retain_last",
@@ -356,9 +354,7 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
                                   field=_GC_ENABLED, value=metadata.properties.get(_GC_ENABLED))
         plan = plan_on(metadata)
         attempts.append((metadata, plan))
-        requirements: list[TableRequirement] = (
-            [] if metadata.table_uuid is None else [AssertTableUUID(metadata.table_uuid)])
-        return MetadataChange(_changes(metadata, plan), requirements)
+        return MetadataChange(_changes(metadata, plan), uuid_requirement(metadata))
 
     committed = commit_change(table, build, sleep=sleep)
     before, plan = attempts[-1]

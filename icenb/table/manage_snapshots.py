@@ -45,10 +45,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icenb.catalog import LoadedTable
 from icenb.errors import (
     CommitConflict,
-    IcebergError,
     NoSuchSnapshot,
     ValidationError,
 )
@@ -61,12 +59,22 @@ from icenb.spec.table_updates import (
     AssertTableUUID,
     RemoveSnapshotRef,
     SetSnapshotRef,
-    TableRequirement,
     TableUpdate,
 )
-from icenb.table.merging_producer import MergeAppend, ReplacePartitions, merge_enabled
-from icenb.table.snapshot_producer import FastAppend, SnapshotProducer, _Attempt
-from icenb.table.table_update import MetadataChange, commit_change
+from icenb.table.merging_producer import (
+    REPLACE_PARTITIONS,
+    MergeAppend,
+    ReplacePartitions,
+    merge_enabled,
+)
+from icenb.table.snapshot_producer import (
+    FastAppend,
+    SnapshotProducer,
+    _Attempt,
+    commit_snapshot,
+    commit_to_table,
+)
+from icenb.table.table_update import MetadataChange, commit_change, uuid_requirement
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -87,7 +95,6 @@ __all__ = [
 SOURCE_SNAPSHOT_ID = "source-snapshot-id"
 PUBLISHED_WAP_ID = "published-wap-id"
 WAP_ID = "wap.id"
-REPLACE_PARTITIONS = "replace-partitions"
 
 
 
@@ -157,21 +164,21 @@ class ManageSnapshots:
         return NoSuchSnapshot(f"no {what} named {name!r}", file=self._base.source_file,
                               field="refs", value=name)
 
-    def _branch(self, name: str) -> SnapshotRef:
-        ref = self._ref(_name(name, "branch"))
+    def _existing(self, name: str, kind: str) -> SnapshotRef:
+        """The ref ``name``, which must be a ``kind`` ("branch" or "tag")."""
+        ref = self._ref(_name(name, kind))
         if ref is None:
-            raise self._missing(name, "branch")
-        if not ref.is_branch:
-            raise ValidationError(f"{name!r} is a tag, not a branch", field="branch", value=name)
+            raise self._missing(name, kind)
+        if ref.is_branch != (kind == "branch"):
+            other = "tag" if kind == "branch" else "branch"
+            raise ValidationError(f"{name!r} is a {other}, not a {kind}", field=kind, value=name)
         return ref
 
+    def _branch(self, name: str) -> SnapshotRef:
+        return self._existing(name, "branch")
+
     def _tag(self, name: str) -> SnapshotRef:
-        ref = self._ref(_name(name, "tag"))
-        if ref is None:
-            raise self._missing(name, "tag")
-        if not ref.is_tag:
-            raise ValidationError(f"{name!r} is a branch, not a tag", field="tag", value=name)
-        return ref
+        return self._existing(name, "tag")
 
     def _new_name(self, name: str, what: str) -> str:
         _name(name, what)
@@ -364,9 +371,7 @@ class ManageSnapshots:
                                       if n not in self._refs]
         updates += [SetSnapshotRef.of(n, r) for n, r in self._refs.items()
                     if self._base.refs.get(n) != r]
-        requirements: list[TableRequirement] = []
-        if self._base.table_uuid is not None:
-            requirements.append(AssertTableUUID(self._base.table_uuid))
+        requirements = uuid_requirement(self._base)
         requirements += [AssertRefSnapshotId(n, sid) for n, sid in sorted(self._named.items())]
         return MetadataChange(updates, requirements)
 
@@ -416,10 +421,7 @@ class _EmptyBranchAppend(FastAppend):
                                   r.min_snapshots_to_keep, r.max_snapshot_age_ms,
                                   r.max_ref_age_ms) if isinstance(u, SetSnapshotRef) else u
                    for u in built.updates]
-        requirements = list(built.requirements)
-        if base.table_uuid is not None:
-            requirements.append(AssertTableUUID(base.table_uuid))
-        return _Attempt(updates, requirements)
+        return _Attempt(updates, [*built.requirements, *uuid_requirement(base)])
 
 
 def create_branch(table: Table, name: str, snapshot_id: int | None = None, *,
@@ -440,19 +442,8 @@ def create_branch(table: Table, name: str, snapshot_id: int | None = None, *,
                                   max_snapshot_age_ms=max_snapshot_age_ms,
                                   max_ref_age_ms=max_ref_age_ms)  # checks the values
     producer = _EmptyBranchAppend(table, name, settings)
-    _commit_producer(table, producer)
+    commit_to_table(table, producer)
     return table.metadata.refs[name]
-
-
-def _commit_producer(table: Table, producer: SnapshotProducer) -> LoadedTable:
-    try:
-        committed = producer.commit(table._loaded())
-    except BaseException:
-        with contextlib.suppress(IcebergError):
-            table.refresh()
-        raise
-    table._committed(committed)
-    return committed
 
 
 # --------------------------------------------------------------------------- cherry-pick
@@ -591,7 +582,4 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) ->
                                          snapshot_properties=properties)
     producer.picking(picked, table.metadata.table_uuid)
     producer.add_files(files)
-    _commit_producer(table, producer)
-    new_head = table.metadata.snapshot_for_ref(branch)
-    assert new_head is not None
-    return new_head
+    return commit_snapshot(table, producer)

@@ -27,17 +27,15 @@ Retry" and Appendix F (summary fields). What every producer here does, as Java d
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from icenb.catalog import Catalog, Identifier, LoadedTable
-from icenb.errors import CommitConflict, IcebergError, ValidationError
+from icenb.errors import CommitConflict, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
-from icenb.io.manifest_writer import write_manifest
 from icenb.spec.evaluators import row_evaluator
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysFalse, AlwaysTrue, Expression, bind
@@ -56,13 +54,11 @@ from icenb.spec.projection import project_inclusive_bound, project_strict_bound
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.data_writer import location_provider, write_data_files
 from icenb.table.scan_planning import _content_files
 from icenb.table.snapshot_producer import (
     SnapshotProducer,
     _add_totals,
     _int_property,
-    as_arrow_table,
 )
 
 __all__ = [
@@ -446,17 +442,10 @@ class MergingSnapshotProducer(SnapshotProducer):
     def write_data(self, data: Any, metadata: TableMetadata) -> list[DataFile]:
         """Write ``data`` (anything ``Table.append`` takes) as data files of the table and add
         them; nothing is written when validation fails."""
-        self.check_branch(metadata)
-        schema = metadata.schema
-        table = as_arrow_table(data, schema)
-        files = write_data_files(
-            self._io, table, schema, metadata.spec, metadata.sort_order, metadata.properties,
-            location_provider(metadata.location, metadata.properties),
-            format_version=metadata.format_version,
-            # file names count from 1 per operation id: a later write needs its own id
-            operation_id=self._commit_uuid if not self._writes else str(uuid.uuid4()))
+        # file names count from 1 per operation id: a later write needs its own id
+        files = self._write_rows(data, metadata,
+                                 self._commit_uuid if not self._writes else str(uuid.uuid4()))
         self._writes += 1
-        self._written.extend(f.file_path for f in files)
         self._added_data.extend(files)
         return files
 
@@ -509,38 +498,38 @@ class MergingSnapshotProducer(SnapshotProducer):
         return _FileFilter(AlwaysTrue() if expr is None else expr, base.schema,
                            base.specs_by_id, self._case_sensitive)
 
+    def _conflict_if_matching(self, base: TableMetadata, parent: Snapshot | None,
+                              expr: Expression | None, ops: frozenset[str],
+                              content: ManifestContent, status: EntryStatus, what: str,
+                              field: str) -> None:
+        """``CommitConflict`` when a file of :meth:`_new_entries` may hold rows matching
+        ``expr`` (None: any); ``what`` words the message (``{expr}`` and ``{snapshot}``)."""
+        flt = self._filter(base, expr)
+        for snap, f in self._new_entries(base, parent, ops, content, status):
+            if flt.might_match(f):
+                raise CommitConflict(what.format(expr=flt.expr, snapshot=snap.snapshot_id),
+                                     file=f.file_path, field=field, value=str(flt.expr))
+
     def _validate_added_data_files(self, base: TableMetadata, parent: Snapshot | None,
                                    expr: Expression | None) -> None:
-        flt = self._filter(base, expr)
-        for snap, f in self._new_entries(base, parent, _ADDED_DATA_OPS, ManifestContent.DATA,
-                                         EntryStatus.ADDED):
-            if flt.might_match(f):
-                raise CommitConflict(
-                    f"found conflicting files that can contain records matching {flt.expr}: "
-                    f"added by snapshot {snap.snapshot_id}", file=f.file_path,
-                    field="validate_no_conflicting_data", value=str(flt.expr))
+        self._conflict_if_matching(
+            base, parent, expr, _ADDED_DATA_OPS, ManifestContent.DATA, EntryStatus.ADDED,
+            "found conflicting files that can contain records matching {expr}: added by "
+            "snapshot {snapshot}", "validate_no_conflicting_data")
 
     def _validate_deleted_data_files(self, base: TableMetadata, parent: Snapshot | None,
                                      expr: Expression | None) -> None:
-        flt = self._filter(base, expr)
-        for snap, f in self._new_entries(base, parent, _DELETED_DATA_OPS,
-                                         ManifestContent.DATA, EntryStatus.DELETED):
-            if flt.might_match(f):
-                raise CommitConflict(
-                    f"found conflicting deleted files that can contain records matching "
-                    f"{flt.expr}: deleted by snapshot {snap.snapshot_id}", file=f.file_path,
-                    field="validate_no_conflicting_deletes", value=str(flt.expr))
+        self._conflict_if_matching(
+            base, parent, expr, _DELETED_DATA_OPS, ManifestContent.DATA, EntryStatus.DELETED,
+            "found conflicting deleted files that can contain records matching {expr}: "
+            "deleted by snapshot {snapshot}", "validate_no_conflicting_deletes")
 
     def _validate_no_new_delete_files(self, base: TableMetadata, parent: Snapshot | None,
                                       expr: Expression | None) -> None:
-        flt = self._filter(base, expr)
-        for snap, f in self._new_entries(base, parent, _NEW_DELETE_OPS,
-                                         ManifestContent.DELETES, EntryStatus.ADDED):
-            if flt.might_match(f):
-                raise CommitConflict(
-                    f"found new conflicting delete files that can apply to records matching "
-                    f"{flt.expr}: added by snapshot {snap.snapshot_id}", file=f.file_path,
-                    field="validate_no_conflicting_deletes", value=str(flt.expr))
+        self._conflict_if_matching(
+            base, parent, expr, _NEW_DELETE_OPS, ManifestContent.DELETES, EntryStatus.ADDED,
+            "found new conflicting delete files that can apply to records matching {expr}: "
+            "added by snapshot {snapshot}", "validate_no_conflicting_deletes")
 
     def _validate_no_new_deletes_for(self, base: TableMetadata, parent: Snapshot | None,
                                      data_files: Sequence[DataFile]) -> None:
@@ -636,14 +625,10 @@ class MergingSnapshotProducer(SnapshotProducer):
             by_spec.setdefault(f.spec_id, []).append(f)
         out: list[ManifestFile] = []
         for spec_id in sorted(by_spec, reverse=True):
-            spec = self._spec(base, spec_id)
-            location = self._new_manifest_location(base)
             entries = [ManifestEntry(EntryStatus.ADDED, snapshot_id, None, None, f)
                        for f in by_spec[spec_id]]
-            out.append(write_manifest(self._io, location, spec, base.schema,
-                                      base.format_version, content, entries,
-                                      snapshot_id=snapshot_id, properties=base.properties))
-            self._written.append(location)
+            out.append(self._write_manifest(base, self._spec(base, spec_id), content, entries,
+                                            snapshot_id))
         self._new_manifests[key] = out
         return out
 
@@ -703,11 +688,8 @@ class MergingSnapshotProducer(SnapshotProducer):
                    if e.status != EntryStatus.DELETED else e
                    for e in keep
                    if e.status != EntryStatus.DELETED or e.snapshot_id == snapshot_id]
-            location = self._new_manifest_location(base)
-            written = write_manifest(self._io, location, self._spec(base, m.partition_spec_id),
-                                     base.schema, base.format_version, m.content, out,
-                                     snapshot_id=snapshot_id, properties=base.properties)
-            self._written.append(location)
+            written = self._write_manifest(base, self._spec(base, m.partition_spec_id),
+                                           m.content, out, snapshot_id)
             result = (written, removed)
         self._rewritten[key] = result
         return result
@@ -755,11 +737,8 @@ class MergingSnapshotProducer(SnapshotProducer):
                     entries.append(ManifestEntry(EntryStatus.EXISTING, e.snapshot_id,
                                                  e.sequence_number, e.file_sequence_number,
                                                  e.data_file))
-        location = self._new_manifest_location(base)
-        merged = write_manifest(self._io, location, self._spec(base, bin_[0].partition_spec_id),
-                                base.schema, base.format_version, content, entries,
-                                snapshot_id=snapshot_id, properties=base.properties)
-        self._written.append(location)
+        merged = self._write_manifest(base, self._spec(base, bin_[0].partition_spec_id),
+                                      content, entries, snapshot_id)
         self._merged[key] = merged
         return merged
 
@@ -851,9 +830,7 @@ class MergingSnapshotProducer(SnapshotProducer):
             partitions.add((f.spec_id, f.partition))
         out = {**self._extra_summary(), **counts.properties()}
         out[CHANGED_PARTITION_COUNT] = str(len(partitions))
-        previous: Mapping[str, str] | None = (
-            None if parent is None else (parent.summary if parent.summary is not None else {}))
-        _add_totals(out, previous, counts.totals())
+        _add_totals(out, parent, counts.totals())
         return out
 
     def _extra_summary(self) -> dict[str, str]:
@@ -865,11 +842,8 @@ class MergingSnapshotProducer(SnapshotProducer):
         """Commit (see :meth:`SnapshotProducer.commit`); manifests written by attempts that
         lost are deleted after success."""
         committed = super().commit(base)
-        stale = [p for p in self._written if p.endswith(".avro") and p not in self._used
-                 and "/metadata/" in p.replace("\\", "/")]
-        for p in stale:
-            with contextlib.suppress(IcebergError):
-                self._io.delete(p, missing_ok=True)
+        self._delete([p for p in self._written if p.endswith(".avro") and p not in self._used
+                      and "/metadata/" in p.replace("\\", "/")])
         return committed
 
 
@@ -1016,14 +990,6 @@ class RowDelta(MergingSnapshotProducer):
     """Add data rows and delete files, remove delete files (Java's ``BaseRowDelta``):
     operation ``append`` for rows only, ``delete`` for deletes only, else ``overwrite``."""
 
-    def __init__(self, catalog: Catalog, identifier: Identifier, io: FileIO, *,
-                 branch: str = MAIN_BRANCH,
-                 snapshot_properties: Mapping[str, str] | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
-        super().__init__(catalog, identifier, io, branch=branch,
-                         snapshot_properties=snapshot_properties, sleep=sleep)
-        self._validate_data_files_exist = False
-
     def operation(self) -> str:
         if self._added_data and not self._added_deletes:
             return str(Operation.APPEND)
@@ -1066,7 +1032,6 @@ class RowDelta(MergingSnapshotProducer):
             if not isinstance(p, str):
                 raise ValidationError("paths must be strings", field="paths", value=p)
             self._referenced_data_files.add(p)
-        self._validate_data_files_exist = True
         return self
 
     def validate_no_conflicting_data_files(self) -> RowDelta:

@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import io as _bytes_io
 import uuid
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -61,7 +60,7 @@ from icenb.spec.partition_spec import unified_partition_type
 from icenb.spec.schema import Schema, schema_to_json
 from icenb.spec.snapshot import PartitionStatisticsFile
 from icenb.spec.table_metadata import TableMetadata
-from icenb.spec.table_updates import AssertTableUUID, SetPartitionStatistics, TableRequirement
+from icenb.spec.table_updates import SetPartitionStatistics
 from icenb.spec.types import (
     DoubleType,
     FloatType,
@@ -416,16 +415,12 @@ def read_partition_stats(io: FileIO, file: PartitionStatisticsFile | str) -> pa.
 # --------------------------------------------------------------------------- table
 
 
-def _requirements(metadata: TableMetadata) -> Sequence[TableRequirement]:
-    return [] if metadata.table_uuid is None else [AssertTableUUID(metadata.table_uuid)]
-
-
 def compute_and_register(table: Table, snapshot_id: int | None = None, *,
                          register: bool = True) -> PartitionStatisticsFile:
     """Compute, write and (``register``) commit the partition statistics of a snapshot of
     ``table`` (default: its current snapshot). A registered file for that snapshot is returned
     as is (as Java); a failed commit deletes the written file and leaves the table as it was."""
-    from icenb.table.table_update import MetadataChange, commit_change
+    from icenb.table.table_update import MetadataChange, commit_change, uuid_requirement
 
     if register:
         table._writable()
@@ -441,7 +436,7 @@ def compute_and_register(table: Table, snapshot_id: int | None = None, *,
         return written
     update = SetPartitionStatistics(written)
     try:
-        commit_change(table, lambda md: MetadataChange([update], list(_requirements(md))))
+        commit_change(table, lambda md: MetadataChange([update], uuid_requirement(md)))
     except BaseException:
         with contextlib.suppress(IcebergError):
             table.io.delete(written.statistics_path, missing_ok=True)

@@ -24,8 +24,7 @@ matching data was added concurrently; delete files added concurrently always con
 from __future__ import annotations
 
 import contextlib
-import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,10 +32,8 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icenb.catalog import LoadedTable
 from icenb.errors import IcebergError, UnsupportedFeature, ValidationError
 from icenb.io.manifest_reader import read_manifest_list, shared_manifest_cache
-from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysTrue, Expression, In, bind
 from icenb.spec.manifest import (
     DataFile,
@@ -46,10 +43,12 @@ from icenb.spec.manifest import (
     ManifestContent,
 )
 from icenb.spec.metadata_columns import ROW_POSITION
+from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
+from icenb.spec.types import NestedField
 from icenb.table.arrow_schema import to_arrow_type
-from icenb.table.data_writer import conform_to_schema, location_provider, write_data_files
+from icenb.table.data_writer import conform_to_schema, location_provider
 from icenb.table.delete_writer import (
     check_equality_partitioning,
     equality_fields,
@@ -59,9 +58,10 @@ from icenb.table.delete_writer import (
     write_equality_deletes,
     write_position_deletes,
 )
+from icenb.table.merging_producer import IsolationLevel, _as_expression, isolation_level
 from icenb.table.scan import Scan
 from icenb.table.scan_planning import _content_files, plan_files
-from icenb.table.snapshot_producer import as_arrow_table
+from icenb.table.snapshot_producer import as_arrow_table, branch_snapshot, commit_snapshot
 from icenb.table.task_reader import read_task
 
 if TYPE_CHECKING:
@@ -70,10 +70,6 @@ if TYPE_CHECKING:
 
 __all__ = ["delete_by_key", "delete_merge_on_read", "update", "upsert"]
 
-DELETE_ISOLATION_LEVEL = "write.delete.isolation-level"
-UPDATE_ISOLATION_LEVEL = "write.update.isolation-level"
-MERGE_ISOLATION_LEVEL = "write.merge.isolation-level"
-_LEVELS = ("serializable", "snapshot")
 #: Up to this many keys, an upsert's conflict filter is ``key IN (...)``; beyond, the whole table.
 _MAX_FILTER_KEYS = 1000
 
@@ -91,27 +87,8 @@ def _require_v2(md: TableMetadata, what: str) -> None:
             file=md.source_file, field="format-version", value=md.format_version)
 
 
-def _isolation(md: TableMetadata, key: str) -> str:
-    level = md.properties.get(key, "serializable").strip().lower()
-    if level not in _LEVELS:
-        raise ValidationError("isolation level must be serializable or snapshot", field=key,
-                              value=md.properties.get(key))
-    return level
-
-
-def _branch_snapshot(md: TableMetadata, branch: str) -> Snapshot | None:
-    """The snapshot a write to ``branch`` builds on (a new branch starts from ``main``)."""
-    ref = md.refs.get(branch)
-    if ref is None:
-        return md.current_snapshot()
-    if not ref.is_branch:
-        raise ValidationError(f"{branch!r} is a tag: only branches can be written to",
-                              field="branch", value=branch)
-    return md.snapshot_by_id(ref.snapshot_id)
-
-
 def _expression(filter: str | Expression, md: TableMetadata) -> Expression:
-    expr = parse(filter) if isinstance(filter, str) else filter
+    expr = _as_expression(filter, "filter")
     bind(expr, md.schema, True)  # unknown columns / bad literals fail before anything is read
     return expr
 
@@ -125,33 +102,24 @@ def _row_delta(table: Table, branch: str, snapshot_properties: Mapping[str, str]
                     snapshot_properties=snapshot_properties)
 
 
-def _operation_id(producer: Any) -> str:
-    value = getattr(producer, "commit_uuid", None)
-    return value if isinstance(value, str) else str(uuid.uuid4())
-
-
-def _commit(table: Table, producer: RowDelta, written: Sequence[str], branch: str
-            ) -> Snapshot:
-    """Commit ``producer`` on the table as loaded; the branch's new snapshot. On failure the
-    written files are gone (the producer tracks them) and the Table shows the catalog's state."""
-    base: LoadedTable = table._loaded()
+def _commit_staged(table: Table, producer: RowDelta, stage: Callable[[list[str]], bool]
+                   ) -> Snapshot | None:
+    """Run ``stage(written)``, which writes files (their paths go to ``written``) and adds
+    them to ``producer``, then commit; None when ``stage`` says there is nothing to commit.
+    On any failure the written files are gone and the Table shows the catalog's state."""
+    written: list[str] = []
     try:
-        producer.track_written(written)
-        committed = producer.commit(base)
+        staged = stage(written)
     except BaseException:
-        with contextlib.suppress(IcebergError):
-            table.refresh()
+        for location in written:
+            with contextlib.suppress(IcebergError):
+                table.io.delete(location, missing_ok=True)
+        producer.abort()
         raise
-    table._committed(committed)
-    snap = committed.metadata.snapshot_for_ref(branch)
-    assert snap is not None
-    return snap
-
-
-def _abort(table: Table, written: Iterable[str]) -> None:
-    for location in written:
-        with contextlib.suppress(IcebergError):
-            table.io.delete(location, missing_ok=True)
+    if not staged:
+        return None
+    producer.track_written(written)
+    return commit_snapshot(table, producer)
 
 
 def _matching(table: Table, snap: Snapshot, expr: Expression, columns: tuple[str, ...] | None
@@ -237,9 +205,21 @@ def _validate(producer: RowDelta, snap: Snapshot | None, expr: Expression,
     paths = list(dict.fromkeys(referenced))
     if paths:
         producer.validate_data_files_exist(paths)
-    if level == "serializable":
+    if level == IsolationLevel.SERIALIZABLE:
         producer.validate_no_conflicting_data_files()
     producer.validate_no_conflicting_delete_files()
+
+
+def _stage_position_deletes(table: Table, producer: RowDelta, snap: Snapshot,
+                            hits: Sequence[tuple[FileScanTask, pa.Table]], expr: Expression,
+                            level: str, written: list[str]) -> None:
+    """Delete the hit rows by position (v2) or DV (v3) in ``producer``, validated as a
+    merge-on-read delete of ``expr``."""
+    added, removed = _write_position_deletes(table, snap, hits, producer.commit_uuid, written)
+    producer.add_deletes(added)
+    if removed:
+        producer.remove_deletes(removed)
+    _validate(producer, snap, expr, (t.data_file.file_path for t, _ in hits), level)
 
 
 # --------------------------------------------------------------------------- delete by filter
@@ -254,27 +234,21 @@ def delete_merge_on_read(table: Table, filter: str | Expression, *,
     table._writable()
     md = table.metadata
     _require_v2(md, "a merge-on-read delete")
-    level = _isolation(md, DELETE_ISOLATION_LEVEL)
+    level = isolation_level(md.properties, "delete")
     expr = _expression(filter, md)
-    snap = _branch_snapshot(md, branch)
+    snap = branch_snapshot(md, branch)
     if snap is None:
         return None
     hits = _matching(table, snap, expr, ())
     if not hits:
         return None
     producer = _row_delta(table, branch, snapshot_properties)
-    written: list[str] = []
-    try:
-        added, removed = _write_position_deletes(table, snap, hits, _operation_id(producer),
-                                                 written)
-        producer.add_deletes(added)
-        if removed:
-            producer.remove_deletes(removed)
-        _validate(producer, snap, expr, (t.data_file.file_path for t, _ in hits), level)
-    except BaseException:
-        _abort(table, written)
-        raise
-    return _commit(table, producer, written, branch)
+
+    def stage(written: list[str]) -> bool:
+        _stage_position_deletes(table, producer, snap, hits, expr, level, written)
+        return True
+
+    return _commit_staged(table, producer, stage)
 
 
 # --------------------------------------------------------------------------- equality deletes
@@ -328,6 +302,17 @@ def _key_filter(keys: pa.Table) -> Expression:
         return AlwaysTrue()
 
 
+def _key_specs(table: Table, snap: Snapshot, fields: Sequence[NestedField]
+               ) -> list[PartitionSpec]:
+    """The partition specs of the snapshot's live data; each must allow equality deletes of
+    ``fields``."""
+    md = table.metadata
+    specs = [md.specs_by_id[i] for i in _live_data_spec_ids(table, snap)]
+    for spec in specs:
+        check_equality_partitioning(spec, md.schema, fields)
+    return specs
+
+
 def _equality_deletes(table: Table, snap: Snapshot | None, keys: pa.Table,
                       names: Sequence[str], operation_id: str, written: list[str]
                       ) -> list[DataFile]:
@@ -335,9 +320,7 @@ def _equality_deletes(table: Table, snap: Snapshot | None, keys: pa.Table,
     fields = equality_fields(md.schema, names)
     if snap is None:
         return []
-    specs = [md.specs_by_id[i] for i in _live_data_spec_ids(table, snap)]
-    for spec in specs:
-        check_equality_partitioning(spec, md.schema, fields)
+    specs = _key_specs(table, snap, fields)
     files = write_equality_deletes(
         table.io, keys, schema=md.schema, fields=fields, specs=specs,
         properties=md.properties, location_provider=location_provider(md.location,
@@ -356,7 +339,7 @@ def delete_by_key(table: Table, keys: Any, *, on: str | Sequence[str] | None = N
     table._writable()
     md = table.metadata
     _require_v2(md, "deleting by key")
-    level = _isolation(md, DELETE_ISOLATION_LEVEL)
+    level = isolation_level(md.properties, "delete")
     names = _key_names(table, on)
     fields = equality_fields(md.schema, names)
     key_schema_table = _keys_table(keys, table, names)
@@ -364,24 +347,21 @@ def delete_by_key(table: Table, keys: Any, *, on: str | Sequence[str] | None = N
 
     conformed = conform_to_schema(key_schema_table, Schema(*fields),
                                   format_version=md.format_version)
-    snap = _branch_snapshot(md, branch)
+    snap = branch_snapshot(md, branch)
     if snap is None or conformed.num_rows == 0:
         return None
-    for spec_id in _live_data_spec_ids(table, snap):
-        check_equality_partitioning(md.specs_by_id[spec_id], md.schema, fields)
+    _key_specs(table, snap, fields)
     producer = _row_delta(table, branch, snapshot_properties)
-    written: list[str] = []
-    try:
-        added = _equality_deletes(table, snap, conformed, names, _operation_id(producer),
-                                  written)
+
+    def stage(written: list[str]) -> bool:
+        added = _equality_deletes(table, snap, conformed, names, producer.commit_uuid, written)
         if not added:
-            return None
+            return False
         producer.add_deletes(added)
         _validate(producer, snap, _key_filter(conformed), (), level)
-    except BaseException:
-        _abort(table, written)
-        raise
-    return _commit(table, producer, written, branch)
+        return True
+
+    return _commit_staged(table, producer, stage)
 
 
 def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
@@ -393,7 +373,7 @@ def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
     table._writable()
     md = table.metadata
     _require_v2(md, "an upsert")
-    level = _isolation(md, MERGE_ISOLATION_LEVEL)
+    level = isolation_level(md.properties, "merge")
     names = _key_names(table, on)
     fields = equality_fields(md.schema, names)
     rows = conform_to_schema(as_arrow_table(data, md.schema), md.schema,
@@ -405,28 +385,22 @@ def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
         if dup.num_rows:
             raise ValidationError("the data to upsert has duplicate keys", field="on",
                                   value=dup.slice(0, 5).drop_columns(["count_all"]).to_pylist())
-    snap = _branch_snapshot(md, branch)
+    snap = branch_snapshot(md, branch)
     if snap is not None:
-        for spec_id in _live_data_spec_ids(table, snap):
-            check_equality_partitioning(md.specs_by_id[spec_id], md.schema, fields)
+        _key_specs(table, snap, fields)
     producer = _row_delta(table, branch, snapshot_properties)
-    operation_id = _operation_id(producer)
-    written: list[str] = []
-    try:
-        deletes = _equality_deletes(table, snap, keys, names, operation_id, written)
-        new_files = write_data_files(
-            table.io, rows, md.schema, md.spec, md.sort_order, md.properties,
-            location_provider(md.location, md.properties), format_version=md.format_version,
-            operation_id=operation_id)
-        written.extend(f.file_path for f in new_files)
-        producer.add_rows(new_files)
+
+    def stage(written: list[str]) -> bool:
+        deletes = _equality_deletes(table, snap, keys, names, producer.commit_uuid, written)
+        producer.write_data(rows, md)
         if deletes:
             producer.add_deletes(deletes)
         _validate(producer, snap, _key_filter(keys), (), level)
-    except BaseException:
-        _abort(table, written)
-        raise
-    return _commit(table, producer, written, branch)
+        return True
+
+    committed = _commit_staged(table, producer, stage)
+    assert committed is not None
+    return committed
 
 
 # --------------------------------------------------------------------------- update
@@ -480,7 +454,7 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
         raise UnsupportedFeature("only merge-on-read updates are supported", field="mode",
                                  value=mode)
     _require_v2(md, "a merge-on-read update")
-    level = _isolation(md, UPDATE_ISOLATION_LEVEL)
+    level = isolation_level(md.properties, "update")
     if not isinstance(set, Mapping) or not set:
         raise ValidationError("give the columns to set as a non-empty mapping", field="set",
                               value=set)
@@ -489,7 +463,7 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
         if not isinstance(name, str) or md.schema.field_by_name(name) is None:
             raise ValidationError("column to set is not in the table schema", field=str(name),
                                   value=[g.name for g in md.schema.fields])
-    snap = _branch_snapshot(md, branch)
+    snap = branch_snapshot(md, branch)
     if snap is None:
         return None
     hits = _matching(table, snap, expr, None)
@@ -500,22 +474,11 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
     new_rows = conform_to_schema(_assigned(old, table, set), md.schema,
                                  format_version=md.format_version)
     producer = _row_delta(table, branch, snapshot_properties)
-    operation_id = _operation_id(producer)
-    written: list[str] = []
-    try:
-        added, removed = _write_position_deletes(table, snap, hits, operation_id, written)
-        new_files = write_data_files(
-            table.io, new_rows, md.schema, md.spec, md.sort_order, md.properties,
-            location_provider(md.location, md.properties), format_version=md.format_version,
-            operation_id=operation_id)
-        written.extend(f.file_path for f in new_files)
-        producer.add_rows(new_files)
-        producer.add_deletes(added)
-        if removed:
-            producer.remove_deletes(removed)
-        _validate(producer, snap, expr, (t.data_file.file_path for t, _ in hits), level)
-    except BaseException:
-        _abort(table, written)
-        raise
-    return _commit(table, producer, written, branch)
+
+    def stage(written: list[str]) -> bool:
+        _stage_position_deletes(table, producer, snap, hits, expr, level, written)
+        producer.write_data(new_rows, md)
+        return True
+
+    return _commit_staged(table, producer, stage)
 

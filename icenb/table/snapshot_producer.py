@@ -29,9 +29,9 @@ import random
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -48,6 +48,7 @@ from icenb.spec.manifest import (
     ManifestEntry,
     ManifestFile,
 )
+from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot, SnapshotRefType, Summary
 from icenb.spec.table_metadata import TableMetadata
@@ -63,6 +64,9 @@ from icenb.spec.table_updates import (
 from icenb.table.arrow_schema import to_arrow_schema
 from icenb.table.data_writer import location_provider, write_data_files
 
+if TYPE_CHECKING:
+    from icenb.table.table import Table
+
 __all__ = [
     "COMMIT_MAX_RETRY_WAIT_MS",
     "COMMIT_MIN_RETRY_WAIT_MS",
@@ -72,7 +76,11 @@ __all__ = [
     "RetryPolicy",
     "SnapshotProducer",
     "as_arrow_table",
+    "branch_snapshot",
+    "commit_snapshot",
+    "commit_to_table",
     "new_snapshot_id",
+    "refresh_on_error",
 ]
 
 # Table properties of the commit loop (names and defaults of Java's TableProperties).
@@ -146,6 +154,68 @@ class RetryPolicy:
         base = min(self.min_wait_ms * 2.0 ** (retry - 1), float(self.max_wait_ms))
         return float(base * (1.0 + random.uniform(-0.1, 0.1)))
 
+    def backoff(self, attempt: int, started: float,
+                sleep: Callable[[float], None] | None = None) -> bool:
+        """After conflicting attempt ``attempt`` of a commit begun at ``started``
+        (``time.monotonic()``): False when retries or time are used up, else wait and True."""
+        elapsed_ms = (time.monotonic() - started) * 1000
+        if attempt > self.num_retries or elapsed_ms >= self.total_timeout_ms:
+            return False
+        (sleep or time.sleep)(self.wait_ms(attempt) / 1000.0)
+        return True
+
+
+def _check_branch(metadata: TableMetadata, branch: str) -> None:
+    """``ValidationError`` when ``branch`` names a tag (spec: Snapshot References: only
+    branches take new snapshots)."""
+    ref = metadata.refs.get(branch)
+    if ref is not None and not ref.is_branch:
+        raise ValidationError(f"{branch!r} is a tag: only branches can be written to",
+                              field="branch", value=branch)
+
+
+def _branch_head(metadata: TableMetadata, branch: str) -> Snapshot | None:
+    """The branch's snapshot; a branch that does not exist yet starts from the current
+    snapshot (Java's ``SnapshotUtil.latestSnapshot``)."""
+    ref = metadata.refs.get(branch)
+    if ref is None:
+        return metadata.current_snapshot()
+    return metadata.snapshot_by_id(ref.snapshot_id)
+
+
+def branch_snapshot(metadata: TableMetadata, branch: str) -> Snapshot | None:
+    """The snapshot a write to ``branch`` builds on; ``ValidationError`` for a tag."""
+    _check_branch(metadata, branch)
+    return _branch_head(metadata, branch)
+
+
+@contextlib.contextmanager
+def refresh_on_error(table: Table) -> Iterator[None]:
+    """On any error in the block, ``table`` is reloaded (so it shows the catalog's state) and
+    the error raised again."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(IcebergError):
+            table.refresh()
+        raise
+
+
+def commit_to_table(table: Table, producer: SnapshotProducer) -> LoadedTable:
+    """Commit ``producer`` on ``table`` as last loaded and show the result on ``table``; on
+    failure ``table`` shows the catalog's state."""
+    with refresh_on_error(table):
+        committed = producer.commit(table._loaded())
+    table._committed(committed)
+    return committed
+
+
+def commit_snapshot(table: Table, producer: SnapshotProducer) -> Snapshot:
+    """:func:`commit_to_table`; the new head of the producer's branch."""
+    snap = commit_to_table(table, producer).metadata.snapshot_for_ref(producer.branch)
+    assert snap is not None
+    return snap
+
 
 def metadata_dir(metadata: TableMetadata) -> str:
     """Where a table's metadata files (and manifests) go: ``write.metadata.path`` or
@@ -216,10 +286,12 @@ def as_arrow_table(data: Any, schema: Schema) -> pa.Table:
 # --------------------------------------------------------------------------- summary
 
 
-def _add_totals(summary: dict[str, str], previous: Mapping[str, str] | None,
+def _add_totals(summary: dict[str, str], parent: Snapshot | None,
                 added: Mapping[str, int]) -> None:
     """``total-*`` = the parent's total + what was added (a total the parent lacks is left
     out, as Java's ``SnapshotProducer.updateTotal``; no parent: totals start at 0)."""
+    previous: Mapping[str, str] | None = (
+        None if parent is None else (parent.summary if parent.summary is not None else {}))
     for key in _TOTALS:
         before = "0" if previous is None else previous.get(key)
         if before is None:
@@ -301,21 +373,38 @@ class SnapshotProducer(ABC):
         return join_location(metadata_dir(base),
                              f"{self._commit_uuid}-m{self._manifest_count - 1}.avro")
 
+    def _write_manifest(self, base: TableMetadata, spec: PartitionSpec,
+                        content: ManifestContent, entries: Sequence[ManifestEntry],
+                        snapshot_id: int) -> ManifestFile:
+        """Write the operation's next manifest (deleted if the commit finally fails)."""
+        location = self._new_manifest_location(base)
+        manifest = write_manifest(self._io, location, spec, base.schema, base.format_version,
+                                  content, list(entries), snapshot_id=snapshot_id,
+                                  properties=base.properties)
+        self._written.append(location)
+        return manifest
+
+    def _write_rows(self, data: Any, metadata: TableMetadata,
+                    operation_id: str) -> list[DataFile]:
+        """Validate and write ``data`` as data files of the table (driver-local), named by
+        ``operation_id``; nothing is written when validation fails."""
+        self.check_branch(metadata)
+        schema = metadata.schema
+        table = as_arrow_table(data, schema)
+        files = write_data_files(
+            self._io, table, schema, metadata.spec, metadata.sort_order, metadata.properties,
+            location_provider(metadata.location, metadata.properties),
+            format_version=metadata.format_version, operation_id=operation_id)
+        self._written.extend(f.file_path for f in files)
+        return files
+
     def _parent(self, base: TableMetadata) -> Snapshot | None:
-        """The branch's snapshot; a branch that does not exist yet starts from the current
-        snapshot (Java's ``SnapshotUtil.latestSnapshot``)."""
-        ref = base.refs.get(self._branch)
-        if ref is None:
-            return base.current_snapshot()
-        return base.snapshot_by_id(ref.snapshot_id)
+        """The branch's snapshot (see :func:`branch_snapshot`)."""
+        return _branch_head(base, self._branch)
 
     def check_branch(self, base: TableMetadata) -> None:
-        """``ValidationError`` when the target ref is a tag (spec: Snapshot References: only
-        branches take new snapshots)."""
-        ref = base.refs.get(self._branch)
-        if ref is not None and not ref.is_branch:
-            raise ValidationError(f"{self._branch!r} is a tag: only branches can be written to",
-                                  field="branch", value=self._branch)
+        """``ValidationError`` when the target ref is a tag."""
+        _check_branch(base, self._branch)
 
     def _apply(self, base: TableMetadata, attempt: int, files: list[str]) -> _Attempt:
         """Write this attempt's manifest list (its location goes to ``files`` first) and
@@ -398,11 +487,9 @@ class SnapshotProducer(ABC):
                 raise  # the files may be referenced now: keep them
             except CommitConflict:
                 self._delete(attempt_files)
-                elapsed_ms = (time.monotonic() - started) * 1000
-                if attempt > policy.num_retries or elapsed_ms >= policy.total_timeout_ms:
+                if not policy.backoff(attempt, started, self._sleep):
                     self._cleanup(())
                     raise
-                (self._sleep or time.sleep)(policy.wait_ms(attempt) / 1000.0)
                 try:
                     current = self._catalog.load_table(self._identifier)
                 except BaseException:
@@ -439,14 +526,7 @@ class FastAppend(SnapshotProducer):
     def write(self, data: Any, metadata: TableMetadata) -> list[DataFile]:
         """Validate and write ``data`` as data files of the table (driver-local), and add them;
         nothing is written (and the table is untouched) when validation fails."""
-        self.check_branch(metadata)
-        schema = metadata.schema
-        table = as_arrow_table(data, schema)
-        files = write_data_files(
-            self._io, table, schema, metadata.spec, metadata.sort_order, metadata.properties,
-            location_provider(metadata.location, metadata.properties),
-            format_version=metadata.format_version, operation_id=self._commit_uuid)
-        self._written.extend(f.file_path for f in files)
+        files = self._write_rows(data, metadata, self._commit_uuid)
         self._files.extend(files)
         return files
 
@@ -473,14 +553,9 @@ class FastAppend(SnapshotProducer):
         if spec is None:
             raise ValidationError("the files' partition spec is not in the table",
                                   field="spec_id", value=self._files[0].spec_id)
-        location = self._new_manifest_location(base)
         entries = [ManifestEntry(EntryStatus.ADDED, snapshot_id, None, None, f)
                    for f in self._files]
-        manifest = write_manifest(self._io, location, spec, base.schema, base.format_version,
-                                  ManifestContent.DATA, entries, snapshot_id=snapshot_id,
-                                  properties=base.properties)
-        self._written.append(location)
-        return manifest
+        return self._write_manifest(base, spec, ManifestContent.DATA, entries, snapshot_id)
 
     def _manifests(self, base: TableMetadata, parent: Snapshot | None) -> list[ManifestFile]:
         assert self._snapshot_id is not None
@@ -505,8 +580,6 @@ class FastAppend(SnapshotProducer):
         if size:
             out[ADDED_FILE_SIZE] = str(size)
         out[CHANGED_PARTITION_COUNT] = str(len(partitions))
-        previous: Mapping[str, str] | None = (
-            None if parent is None else (parent.summary if parent.summary is not None else {}))
-        _add_totals(out, previous, {TOTAL_RECORDS: records, TOTAL_FILE_SIZE: size,
-                                    TOTAL_DATA_FILES: len(self._files)})
+        _add_totals(out, parent, {TOTAL_RECORDS: records, TOTAL_FILE_SIZE: size,
+                                  TOTAL_DATA_FILES: len(self._files)})
         return out

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icenb.catalog import LoadedTable
-from icenb.errors import CommitConflict, IcebergError, ValidationError
+from icenb.errors import CommitConflict, ValidationError
 from icenb.spec.schema_update import SchemaUpdate, check_schema_sources
 from icenb.spec.sort_order import SortField, SortOrder, UnboundSortField
 from icenb.spec.spec_update import SpecUpdate, replace_sort_order
@@ -58,7 +58,7 @@ from icenb.spec.table_updates import (
     apply_updates,
     check_requirements,
 )
-from icenb.table.snapshot_producer import RetryPolicy
+from icenb.table.snapshot_producer import RetryPolicy, refresh_on_error
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -71,6 +71,7 @@ __all__ = [
     "set_properties",
     "update_schema",
     "update_spec",
+    "uuid_requirement",
 ]
 
 
@@ -86,7 +87,8 @@ class MetadataChange:
 ChangeBuilder = Callable[[TableMetadata], MetadataChange]
 
 
-def _uuid_requirement(metadata: TableMetadata) -> list[TableRequirement]:
+def uuid_requirement(metadata: TableMetadata) -> list[TableRequirement]:
+    """``AssertTableUUID`` of the table, when it has a UUID (v1 tables may not)."""
     return [] if metadata.table_uuid is None else [AssertTableUUID(metadata.table_uuid)]
 
 
@@ -97,7 +99,7 @@ def commit_change(table: Table, build: ChangeBuilder, *,
     the table is refreshed and the error raised; the catalog is unchanged."""
     catalog, identifier = table._writable()
     current = table._loaded()
-    try:
+    with refresh_on_error(table):
         policy = RetryPolicy.from_properties(current.metadata.properties)
         started = time.monotonic()
         attempt = 0
@@ -115,15 +117,9 @@ def commit_change(table: Table, build: ChangeBuilder, *,
                                                  new_metadata, base_metadata=current.metadata)
                 break
             except CommitConflict:
-                elapsed_ms = (time.monotonic() - started) * 1000
-                if attempt > policy.num_retries or elapsed_ms >= policy.total_timeout_ms:
+                if not policy.backoff(attempt, started, sleep):
                     raise
-                (sleep or time.sleep)(policy.wait_ms(attempt) / 1000.0)
                 current = catalog.load_table(identifier)
-    except BaseException:
-        with contextlib.suppress(IcebergError):
-            table.refresh()
-        raise
     table._committed(committed)
     return committed
 
@@ -137,7 +133,7 @@ def _schema_change(base: TableMetadata, update: SchemaUpdate) -> ChangeBuilder |
     if new_schema is update.schema and last_column_id == base.last_column_id:
         return None
     requirements: list[TableRequirement] = [
-        *_uuid_requirement(base), AssertCurrentSchemaId(base.current_schema_id),
+        *uuid_requirement(base), AssertCurrentSchemaId(base.current_schema_id),
         AssertLastAssignedFieldId(base.last_column_id)]
     updates: list[TableUpdate] = [AddSchema(new_schema, last_column_id), SetCurrentSchema()]
 
@@ -160,12 +156,8 @@ def update_schema(table: Table, *, allow_incompatible_changes: bool = False,
                           case_sensitive=case_sensitive,
                           allow_incompatible_changes=allow_incompatible_changes)
     yield update
-    try:
+    with refresh_on_error(table):
         build = _schema_change(base, update)
-    except BaseException:
-        with contextlib.suppress(IcebergError):
-            table.refresh()
-        raise
     if build is not None:
         commit_change(table, build)
 
@@ -183,17 +175,13 @@ def update_spec(table: Table, *, case_sensitive: bool = True) -> Iterator[SpecUp
                         format_version=base.format_version, history=base.partition_specs,
                         case_sensitive=case_sensitive)
     yield update
-    try:
+    with refresh_on_error(table):
         new_spec, last_partition_id = update.apply()
-    except BaseException:
-        with contextlib.suppress(IcebergError):
-            table.refresh()
-        raise
     if new_spec.spec_id == base.default_spec_id and last_partition_id == base.last_partition_id:
         return
     change = MetadataChange(
         [AddPartitionSpec(new_spec), SetDefaultSpec()],
-        [*_uuid_requirement(base), AssertDefaultSpecId(base.default_spec_id),
+        [*uuid_requirement(base), AssertDefaultSpecId(base.default_spec_id),
          AssertLastAssignedPartitionId(base.last_partition_id)])
     commit_change(table, lambda _metadata: change)
 
@@ -213,7 +201,7 @@ def replace_sort_order_of(table: Table,
                                    case_sensitive=case_sensitive)
         return MetadataChange(
             [AddSortOrder(order), SetDefaultSortOrder()],
-            [*_uuid_requirement(metadata),
+            [*uuid_requirement(metadata),
              AssertDefaultSortOrderId(metadata.default_sort_order_id)])
 
     commit_change(table, build)
@@ -229,7 +217,7 @@ def set_properties(table: Table, updates: Mapping[str, str]) -> None:
     change = SetProperties(updates)  # checks keys and values now
 
     def build(metadata: TableMetadata) -> MetadataChange:
-        return MetadataChange([change], _uuid_requirement(metadata))
+        return MetadataChange([change], uuid_requirement(metadata))
 
     commit_change(table, build)
 
@@ -246,6 +234,6 @@ def remove_properties(table: Table, keys: Iterable[str]) -> None:
                               field=reserved[0], value=reserved[0])
 
     def build(metadata: TableMetadata) -> MetadataChange:
-        return MetadataChange([change], _uuid_requirement(metadata))
+        return MetadataChange([change], uuid_requirement(metadata))
 
     commit_change(table, build)

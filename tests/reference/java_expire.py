@@ -22,13 +22,9 @@ icenb's FilesystemCatalog opens too. Requests, one result each, in order:
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
 import sys
-import tempfile
-import time
 from typing import Any
 
 __all__ = ["main"]
@@ -132,58 +128,24 @@ def _expire(spark: Any, r: dict[str, Any]) -> dict[str, Any]:
             "metadata_file": _current_metadata_file(sidecar)}
 
 
-def _dispatch(spark: Any, r: dict[str, Any]) -> dict[str, Any]:
-    op = r.get("op")
-    if op == "sql":
-        for statement in r["statements"]:
-            spark.sql(statement).collect()
-        return {"ok": True}
-    if op == "set_ref":
-        return _set_ref(spark, r)
-    if op == "snapshots":
-        table = _table(spark, r["location"])
-        return {"ok": True, "snapshots": [[int(s.snapshotId()), int(s.timestampMillis())]
-                                          for s in _snapshots(table)]}
-    if op == "expire":
-        return _expire(spark, r)
-    from java_inspect import _read as read_metadata_table
-    from java_read import _read as read_rows
+def _sql(spark: Any, r: dict[str, Any]) -> dict[str, Any]:
+    for statement in r["statements"]:
+        spark.sql(statement).collect()
+    return {"ok": True}
 
-    if r.get("table"):
-        return read_metadata_table(spark, r)
-    return read_rows(spark, r)
+
+def _snapshot_list(spark: Any, r: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": True, "snapshots": [[int(s.snapshotId()), int(s.timestampMillis())]
+                                      for s in _snapshots(_table(spark, r["location"]))]}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--warehouse", required=True)
-    parser.add_argument("--requests", required=True)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args(argv)
-    with open(args.requests, encoding="utf-8") as f:
-        doc = json.load(f)
-    requests = doc["requests"] if isinstance(doc, dict) else doc
-    os.environ["TZ"] = "UTC"
-    time.tzset()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from java_read import _error
-    from refspark import spark_session
+    from java_read import by_op, run_batch
+    from java_read_written import _dispatch as read_written
 
-    results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as scratch:
-        spark = spark_session(os.path.abspath(args.warehouse), scratch)
-        try:
-            for request in requests:
-                try:
-                    result = _dispatch(spark, request)
-                except Exception as e:  # report it and go on with the batch
-                    result = _error(e)
-                results.append(result)
-        finally:
-            spark.stop()
-    with open(args.output, "w", encoding="utf-8") as f:
-        json.dump({"results": results}, f)
-    return 0
+    ops = {"sql": _sql, "set_ref": _set_ref, "snapshots": _snapshot_list, "expire": _expire}
+    return run_batch(by_op(ops, read_written), argv, warehouse_arg=True)
 
 
 if __name__ == "__main__":

@@ -53,22 +53,12 @@ def _sql(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True}
 
 
-def _dispatch(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
-    op = request.get("op")
-    if op == "catalog":
-        return _catalog(spark, request)
-    if op == "sql":
-        return _sql(spark, request)
-    from java_read import _read as read_rows
-
-    return read_rows(spark, request)
-
-
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from java_read import run_batch
+    from java_read import _read as read_rows
+    from java_read import by_op, run_batch
 
-    return run_batch(_dispatch, argv)
+    return run_batch(by_op({"catalog": _catalog, "sql": _sql}, read_rows), argv)
 
 
 if __name__ == "__main__":

@@ -124,22 +124,12 @@ def _read(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "files": files}
 
 
-def _dispatch(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
-    op = request.get("op")
-    if op == "compute":
-        return _compute(spark, request)
-    if op == "read":
-        return _read(spark, request)
-    from java_read import _read as read_rows
-
-    return read_rows(spark, request)
-
-
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from java_read import run_batch
+    from java_read import _read as read_rows
+    from java_read import by_op, run_batch
 
-    return run_batch(_dispatch, argv)
+    return run_batch(by_op({"compute": _compute, "read": _read}, read_rows), argv)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["main", "normalize"]
+__all__ = ["by_op", "main", "normalize", "run_batch"]
 
 
 def normalize(value: Any) -> Any:
@@ -110,15 +110,32 @@ def _error(e: Exception) -> dict[str, Any]:
             "error_class": type(e).__name__}
 
 
-def run_batch(read: Callable[[Any, dict[str, Any]], dict[str, Any]],
-              argv: list[str] | None = None) -> int:
+#: A request handler: ``read(spark, request) -> result``.
+Read = Callable[[Any, dict[str, Any]], dict[str, Any]]
+
+
+def by_op(ops: dict[str, Read], other: Read) -> Read:
+    """A handler that runs ``ops[request["op"]]``, or ``other`` for a request without a known
+    "op"."""
+    def dispatch(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
+        handler = ops.get(request.get("op") or "", other)
+        return handler(spark, request)
+
+    return dispatch
+
+
+def run_batch(read: Read, argv: list[str] | None = None, *, warehouse_arg: bool = False) -> int:
     """Run ``read(spark, request)`` for each request of --requests in one Spark session.
 
-    Results (or one error line per failed request) go to --output as {"results": [...]}.
+    Results (or one error line per failed request) go to --output as {"results": [...]}. With
+    ``warehouse_arg``, a required --warehouse DIR is the root of the session's ``ref`` catalog
+    (else a scratch directory).
     """
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", required=True)
     parser.add_argument("--output", required=True)
+    if warehouse_arg:
+        parser.add_argument("--warehouse", required=True)
     args = parser.parse_args(argv)
     with open(args.requests, encoding="utf-8") as f:
         doc = json.load(f)
@@ -131,7 +148,9 @@ def run_batch(read: Callable[[Any, dict[str, Any]], dict[str, Any]],
 
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
-        spark = spark_session(os.path.join(scratch, "wh"), scratch)
+        warehouse = (os.path.abspath(args.warehouse) if warehouse_arg
+                     else os.path.join(scratch, "wh"))
+        spark = spark_session(warehouse, scratch)
         try:
             for request in requests:
                 started = time.perf_counter()

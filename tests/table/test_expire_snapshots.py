@@ -10,9 +10,6 @@ snapshot of icenb's result: its rows must equal icenb's.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,29 +25,13 @@ from icenb.spec.table_updates import SetSnapshotRef
 from icenb.table import Table
 from icenb.table.expire_snapshots import FILE_KINDS, ExpireSnapshotsResult
 from icenb.table.table_update import MetadataChange, commit_change
-from tests.reference_fixtures import (
-    JAVA_TIMEOUT_S,
-    REFERENCE_DIR,
-    ReferenceEnvError,
-    reference_python,
-)
+from tests.reference_fixtures import run_reference_batch
 from tests.table.test_append import normalized
 
 
 def run_java(warehouse: Path, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """java_expire.py on a batch of requests, in one JVM; one result each."""
-    with tempfile.TemporaryDirectory() as tmp:
-        req, out = Path(tmp) / "requests.json", Path(tmp) / "results.json"
-        req.write_text(json.dumps({"requests": requests}), encoding="utf-8")
-        proc = subprocess.run(
-            [str(reference_python()), str(REFERENCE_DIR / "java_expire.py"), "--warehouse",
-             str(warehouse), "--requests", str(req), "--output", str(out)],
-            cwd=tmp, capture_output=True, timeout=JAVA_TIMEOUT_S, check=False)
-        if proc.returncode != 0 or not out.exists():
-            tail = proc.stderr.decode(errors="replace").splitlines()[-40:]
-            raise ReferenceEnvError("java_expire.py failed:\n" + "\n".join(tail))
-        results: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))["results"]
-    return results
+    return run_reference_batch("java_expire.py", requests, args=["--warehouse", str(warehouse)])
 
 
 # --------------------------------------------------------------------------- scenarios

@@ -15,8 +15,12 @@ from icenb.io.manifest_reader import read_manifest_list
 from icenb.spec.manifest import EntryStatus
 from icenb.table import Table
 from icenb.table.merging_producer import pack_end, read_entries
-from tests.reference_fixtures import run_reference_batch
-from tests.table.test_inspect import compare
+from tests.table._helpers import (
+    Key,
+    assert_java_reads_snapshot,
+    run_keyed,
+    snapshot_requests,
+)
 
 
 def test_pack_end_fills_from_the_end() -> None:
@@ -104,25 +108,14 @@ def merged(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Table]:
 
 
 def test_java_reads_merged_manifests(merged: dict[int, Table]) -> None:
-    keys, requests = [], []
+    kinds = ("entries", "manifests")
+    requests: dict[Key, dict[str, Any]] = {}
     for v, t in merged.items():
+        assert t.metadata_location is not None
         for snap in t.snapshots:
-            keys.append((v, "rows", snap.snapshot_id))
-            requests.append({"metadata_file": t.metadata_location,
-                             "snapshot_id": snap.snapshot_id})
-            for kind in ("entries", "manifests"):
-                keys.append((v, kind, snap.snapshot_id))
-                requests.append({"location": t.metadata_location, "table": kind,
-                                 "snapshot_id": snap.snapshot_id})
-    results = dict(zip(keys, run_reference_batch("java_read_written.py", requests),
-                       strict=True))
+            requests.update(snapshot_requests(v, t.metadata_location, snap.snapshot_id, kinds))
+    results = run_keyed("java_read_written.py", requests)
     for v, t in merged.items():
         assert len(_manifests(t)) == 1
         for snap in t.snapshots:
-            theirs = results[(v, "rows", snap.snapshot_id)]
-            assert theirs["ok"], theirs
-            ours = sorted(t.at(snap.snapshot_id).to_arrow().column("id").to_pylist())
-            assert sorted(r[0] for r in theirs["rows"]) == ours
-            for kind in ("entries", "manifests"):
-                assert compare(getattr(t.inspect, kind)(snap.snapshot_id),
-                               results[(v, kind, snap.snapshot_id)]) == [], (v, kind)
+            assert_java_reads_snapshot(t, v, snap.snapshot_id, results, kinds)

@@ -23,9 +23,13 @@ from icenb.spec.manifest import EntryStatus
 from icenb.table import Table
 from icenb.table.merging_producer import DeleteFiles, OverwriteFiles, read_entries
 from icenb.table.warehouse import Warehouse
-from tests.reference.java_read import normalize
-from tests.reference_fixtures import run_reference_batch
-from tests.table.test_inspect import compare
+from tests.table._helpers import (
+    Key,
+    assert_java_reads_snapshot,
+    normalized_rows,
+    run_keyed,
+    snapshot_requests,
+)
 
 DDL = "id long not null, d date, s string, x double"
 
@@ -111,11 +115,6 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Written:
     return Written(wh, history)
 
 
-def _normalized(table: pa.Table) -> list[list[Any]]:
-    return sorted(([normalize(v) for v in r.values()] for r in table.to_pylist()),
-                  key=lambda r: r[0])
-
-
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_every_snapshot_holds_the_expected_rows(written: Written, sc: Scenario) -> None:
     t = written.warehouse.table(sc.name)
@@ -124,7 +123,7 @@ def test_every_snapshot_holds_the_expected_rows(written: Written, sc: Scenario) 
     assert ops == ["append", "append", "overwrite", "delete", "overwrite", "append",
                    "overwrite", "overwrite"]
     for sid, _, expected in written.history[sc.name]:
-        assert _normalized(t.at(sid).to_arrow()) == _normalized(
+        assert normalized_rows(t.at(sid).to_arrow()) == normalized_rows(
             pa.Table.from_pylist(expected, schema=schema))
 
 
@@ -317,32 +316,23 @@ def test_overwrite_to_a_branch_leaves_main(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- Java
 
 
+JAVA_TABLES = ("files", "entries", "manifests")
+
+
 @pytest.fixture(scope="module")
-def java(written: Written) -> dict[tuple[str, str, int], dict[str, Any]]:
-    keys: list[tuple[str, str, int]] = []
-    requests: list[dict[str, Any]] = []
+def java(written: Written) -> dict[Key, dict[str, Any]]:
+    requests: dict[Key, dict[str, Any]] = {}
     for name, hist in written.history.items():
         location = written.warehouse.table(name).metadata_location
+        assert location is not None
         for sid, _, _ in hist:
-            keys.append((name, "rows", sid))
-            requests.append({"metadata_file": location, "snapshot_id": sid})
-            for kind in ("files", "entries", "manifests"):
-                keys.append((name, kind, sid))
-                requests.append({"location": location, "table": kind, "snapshot_id": sid})
-    results = run_reference_batch("java_read_written.py", requests)
-    return dict(zip(keys, results, strict=True))
+            requests.update(snapshot_requests(name, location, sid, JAVA_TABLES))
+    return run_keyed("java_read_written.py", requests)
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_java_reads_every_snapshot_as_icenb(
-        written: Written, java: dict[tuple[str, str, int], dict[str, Any]],
-        sc: Scenario) -> None:
+        written: Written, java: dict[Key, dict[str, Any]], sc: Scenario) -> None:
     t = written.warehouse.table(sc.name)
     for sid, _, _ in written.history[sc.name]:
-        theirs = java[(sc.name, "rows", sid)]
-        assert theirs["ok"], theirs
-        ours = t.at(sid).to_arrow()
-        assert sorted(theirs["rows"], key=lambda r: r[0]) == _normalized(ours)
-        for kind in ("files", "entries", "manifests"):
-            assert compare(getattr(t.inspect, kind)(sid), java[(sc.name, kind, sid)]) == [], \
-                (kind, sid)
+        assert_java_reads_snapshot(t, sc.name, sid, java, JAVA_TABLES)

@@ -19,8 +19,12 @@ from icenb.io.puffin import build_puffin, deletion_vector_blob
 from icenb.spec.manifest import DataFile, FileContent, FileFormat, ManifestContent
 from icenb.table import Table
 from icenb.table.merging_producer import RowDelta, read_entries
-from tests.reference_fixtures import run_reference_batch
-from tests.table.test_inspect import compare
+from tests.table._helpers import (
+    Key,
+    assert_java_reads_snapshot,
+    run_keyed,
+    snapshot_requests,
+)
 
 
 def _data_files(t: Table) -> list[DataFile]:
@@ -181,25 +185,14 @@ def test_removed_dv_replaced_by_a_merged_one(tmp_path: Path) -> None:
 
 
 def test_java_reads_row_deltas(tables: dict[str, Table]) -> None:
-    keys: list[tuple[str, str, int]] = []
-    requests: list[dict[str, Any]] = []
+    kinds = ("files", "entries")
+    requests: dict[Key, dict[str, Any]] = {}
+    for name, t in tables.items():
+        assert t.metadata_location is not None
+        for snap in t.snapshots:
+            requests.update(snapshot_requests(name, t.metadata_location, snap.snapshot_id,
+                                              kinds))
+    results = run_keyed("java_read_written.py", requests)
     for name, t in tables.items():
         for snap in t.snapshots:
-            keys.append((name, "rows", snap.snapshot_id))
-            requests.append({"metadata_file": t.metadata_location,
-                             "snapshot_id": snap.snapshot_id})
-            for kind in ("files", "entries"):
-                keys.append((name, kind, snap.snapshot_id))
-                requests.append({"location": t.metadata_location, "table": kind,
-                                 "snapshot_id": snap.snapshot_id})
-    results = dict(zip(keys, run_reference_batch("java_read_written.py", requests),
-                       strict=True))
-    for name, t in tables.items():
-        for snap in t.snapshots:
-            theirs = results[(name, "rows", snap.snapshot_id)]
-            assert theirs["ok"], theirs
-            ours = sorted(t.at(snap.snapshot_id).to_arrow().column("id").to_pylist())
-            assert sorted(r[0] for r in theirs["rows"]) == ours, (name, snap.snapshot_id)
-            for kind in ("files", "entries"):
-                assert compare(getattr(t.inspect, kind)(snap.snapshot_id),
-                               results[(name, kind, snap.snapshot_id)]) == [], (name, kind)
+            assert_java_reads_snapshot(t, name, snap.snapshot_id, results, kinds)

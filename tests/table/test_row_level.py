@@ -29,9 +29,13 @@ from icenb.table.data_writer import location_provider
 from icenb.table.delete_writer import write_deletion_vectors
 from icenb.table.row_level import delete_merge_on_read
 from icenb.table.warehouse import Warehouse
-from tests.reference.java_read import normalize
-from tests.reference_fixtures import run_reference_batch
-from tests.table.test_inspect import compare
+from tests.table._helpers import (
+    Key,
+    assert_java_reads_snapshot,
+    run_keyed,
+    snapshot_requests,
+)
+from tests.table._helpers import normalized_rows as normalized
 
 DDL = "id long not null, s string, v double, d date"
 Row = dict[str, Any]
@@ -98,11 +102,6 @@ FIRST_EQUALITY_STEP = 6
 def arrow_rows(rows: dict[int, Row], t: Table) -> pa.Table:
     return pa.Table.from_pylist([rows[k] for k in sorted(rows)],
                                 schema=t.scan().to_arrow().schema)
-
-
-def normalized(table: pa.Table) -> list[list[Any]]:
-    return sorted(([normalize(v) for v in r.values()] for r in table.to_pylist()),
-                  key=lambda r: r[0])
 
 
 @dataclass
@@ -319,36 +318,24 @@ DV_CASES = [("dv_small", 100, "id IN (1, 5, 99)"),
 
 
 @pytest.fixture(scope="module")
-def java(written: Written) -> dict[tuple[str, str, int], dict[str, Any]]:
-    keys: list[tuple[str, str, int]] = []
-    requests: list[dict[str, Any]] = []
+def java(written: Written) -> dict[Key, dict[str, Any]]:
+    requests: dict[Key, dict[str, Any]] = {}
     for name, steps in written.history.items():
         location = written.warehouse.table(name).metadata_location
+        assert location is not None
         for _, sid, _ in steps:
-            keys.append((name, "rows", sid))
-            requests.append({"metadata_file": location, "snapshot_id": sid})
-            for kind in ("files", "entries"):
-                keys.append((name, kind, sid))
-                requests.append({"location": location, "table": kind, "snapshot_id": sid})
+            requests.update(snapshot_requests(name, location, sid, ("files", "entries")))
     for dv_name, n, where in DV_CASES:
-        keys.append((dv_name, "dv", 0))
-        requests.append({"dv": dv_name, "rows": n, "where": where})
-    results = run_reference_batch("java_row_level.py", requests)
-    return dict(zip(keys, results, strict=True))
+        requests[(dv_name, "dv", 0)] = {"dv": dv_name, "rows": n, "where": where}
+    return run_keyed("java_row_level.py", requests)
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_java_reads_every_snapshot_and_lists_the_same_files(
-        written: Written, java: dict[tuple[str, str, int], dict[str, Any]],
-        sc: Scenario) -> None:
+        written: Written, java: dict[Key, dict[str, Any]], sc: Scenario) -> None:
     t = written.warehouse.table(sc.name)
     for what, sid, _ in written.history[sc.name]:
-        theirs = java[(sc.name, "rows", sid)]
-        assert theirs["ok"], theirs
-        assert sorted(theirs["rows"], key=lambda r: r[0]) == normalized(t.at(sid).to_arrow()), \
-            what
-        assert compare(t.inspect.files(sid), java[(sc.name, "files", sid)]) == [], what
-        assert compare(t.inspect.entries(sid), java[(sc.name, "entries", sid)]) == [], what
+        assert_java_reads_snapshot(t, sc.name, sid, java, ("files", "entries"), what)
 
 
 def _python_dv_positions(n: int, where: str) -> list[int]:

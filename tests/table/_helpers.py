@@ -1,0 +1,53 @@
+"""Helpers shared by the table tests: Java reads of every snapshot, compared with icenb's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from icenb.table import Table
+from tests.reference.java_read import normalize
+from tests.reference_fixtures import run_reference_batch
+from tests.table.test_inspect import compare
+
+#: A Java result's key: (table name, "rows" or a metadata table, snapshot id).
+Key = tuple[Any, str, int]
+
+
+def normalized_rows(table: pa.Table) -> list[list[Any]]:
+    """Rows as java_read.py normalizes Spark's, sorted by the first column."""
+    return sorted(([normalize(v) for v in r.values()] for r in table.to_pylist()),
+                  key=lambda r: r[0])
+
+
+def snapshot_requests(name: Any, metadata_file: str, snapshot_id: int,
+                      tables: Iterable[str]) -> dict[Key, dict[str, Any]]:
+    """java_read_written.py requests for one snapshot: its rows and its metadata ``tables``."""
+    out: dict[Key, dict[str, Any]] = {
+        (name, "rows", snapshot_id): {"metadata_file": metadata_file,
+                                      "snapshot_id": snapshot_id}}
+    for kind in tables:
+        out[(name, kind, snapshot_id)] = {"location": metadata_file, "table": kind,
+                                          "snapshot_id": snapshot_id}
+    return out
+
+
+def run_keyed(script: str, requests: Mapping[Key, dict[str, Any]]) -> dict[Key, dict[str, Any]]:
+    """Run ``script`` on the requests in one JVM; each result under its request's key."""
+    return dict(zip(requests, run_reference_batch(script, list(requests.values())),
+                    strict=True))
+
+
+def assert_java_reads_snapshot(t: Table, name: Any, snapshot_id: int,
+                               java: Mapping[Key, dict[str, Any]], tables: Iterable[str],
+                               what: Any = None) -> None:
+    """Java's rows of the snapshot equal icenb's, and its metadata ``tables`` agree."""
+    theirs = java[(name, "rows", snapshot_id)]
+    assert theirs["ok"], theirs
+    ours = normalized_rows(t.at(snapshot_id).to_arrow())
+    assert sorted(theirs["rows"], key=lambda r: r[0]) == ours, (name, snapshot_id, what)
+    for kind in tables:
+        assert compare(getattr(t.inspect, kind)(snapshot_id),
+                       java[(name, kind, snapshot_id)]) == [], (name, kind, snapshot_id, what)
