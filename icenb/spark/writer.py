@@ -14,8 +14,16 @@ commits through the catalog (a table opened by location is read-only). Addressin
 
 Other options: ``branch`` (default ``main``; created from the current snapshot when missing),
 ``snapshot-property.<key>`` (a summary property of the new snapshot, as Iceberg's Spark
-writer), and anything else configures the FileIO (``s3.endpoint``, ...). Only ``append`` mode is
-supported; ``overwrite`` raises :class:`~icenb.errors.UnsupportedFeature`.
+writer), and anything else configures the FileIO (``s3.endpoint``, ...).
+
+Modes: ``append``; ``overwrite`` replaces, in one ``overwrite`` snapshot,
+- with ``partitionOverwriteMode=dynamic`` (Spark's option name; the session setting
+  ``spark.sql.sources.partitionOverwriteMode`` does not reach a Python data source): every
+  partition the DataFrame has rows for (:class:`~icenb.table.merging_producer.ReplacePartitions`,
+  as Iceberg's Spark ``overwritePartitions``);
+- otherwise (``static``): the rows matching ``overwrite-filter`` (an icenb filter string; the
+  files holding them are rewritten without them on the driver, copy-on-write), or every row
+  when no filter is given (Java's ``overwriteByRowFilter(alwaysTrue)``).
 
 Flow: ``writer()`` (driver, at ``save()``) loads the table, checks the DataFrame's columns and
 types against the table schema (a wrong name or type fails before any task runs) and pins what
@@ -24,7 +32,7 @@ operation id. ``write()`` (each task, on an executor) conforms its Arrow batches
 schema and writes them with a :class:`~icenb.table.data_writer.RollingDataWriter`, files named
 ``{partition:05d}-{task attempt id}-{operation id}-{n:05d}.parquet`` (Java's
 ``OutputFileFactory``), and returns a commit message with their DataFiles. ``commit()`` (driver)
-adds every task's files to one :class:`~icenb.table.snapshot_producer.FastAppend` whose commit
+adds every task's files to one producer (a fast append, or see "Modes") whose commit
 UUID is the operation id (so manifests and the manifest list carry it too) and commits it on
 the catalog's current state, with the producer's retry loop (spec: "Commit Conflict Resolution
 and Retry"). ``abort()`` (driver, when a task or the commit failed) deletes the data files the
@@ -68,7 +76,7 @@ from icenb.catalog import (
     open_warehouse_catalog,
     to_identifier,
 )
-from icenb.errors import CommitStateUnknown, IcebergError, UnsupportedFeature, ValidationError
+from icenb.errors import CommitStateUnknown, IcebergError, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.spec.manifest import DataFile
 from icenb.spec.partition_spec import PartitionSpec
@@ -77,16 +85,18 @@ from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.sort_order import SortOrder
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.data_writer import RollingDataWriter, conform_to_schema, location_provider
-from icenb.table.snapshot_producer import FastAppend
+from icenb.table.snapshot_producer import FastAppend, SnapshotProducer
 
-__all__ = ["ABORT_GRACE_SECONDS", "IcenbCommitMessage", "IcenbWriter", "WriteTarget",
-           "append_dataframe", "delete_operation_files", "find_operation_snapshot",
-           "make_writer", "write_task"]
+__all__ = ["ABORT_GRACE_SECONDS", "IcenbCommitMessage", "IcenbWriter", "Overwrite",
+           "WriteTarget", "append_dataframe", "delete_operation_files",
+           "find_operation_snapshot", "make_writer", "write_dataframe", "write_task"]
 
 WAREHOUSE = "warehouse"
 CATALOG = "catalog"
 CATALOG_NAME = "catalog-name"
 BRANCH = "branch"
+OVERWRITE_MODE = "partitionOverwriteMode"
+OVERWRITE_FILTER = "overwrite-filter"
 SNAPSHOT_PROPERTY_PREFIX = "snapshot-property."
 # Set by append_dataframe (Table.append): the table's own catalog object (pickled), its
 # identifier (JSON list) and the operation id the driver looks its snapshot up by.
@@ -97,7 +107,8 @@ _OPERATION_ID = "icenb.operation-id"
 #: ``spark.python.task.killTimeout`` default).
 ABORT_GRACE_SECONDS = 2.0
 _WRITE_OPTIONS = frozenset({"path", "paths", WAREHOUSE, CATALOG, CATALOG_NAME, BRANCH,
-                            _CATALOG_PICKLE, _IDENTIFIER, _OPERATION_ID})
+                            OVERWRITE_MODE, OVERWRITE_FILTER, _CATALOG_PICKLE, _IDENTIFIER,
+                            _OPERATION_ID})
 
 
 # --------------------------------------------------------------------------- tasks
@@ -194,6 +205,49 @@ class _SparkAppend(FastAppend):
         self._commit_uuid = operation_id
 
 
+@dataclass(frozen=True)
+class Overwrite:
+    """What an ``overwrite`` write replaces: ``dynamic`` partitions, or (static) the rows
+    matching ``filter`` (None: every row)."""
+
+    dynamic: bool = False
+    filter: str | None = None
+
+
+def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: LoadedTable,
+              files: Sequence[DataFile], *, overwrite: Overwrite | None, branch: str,
+              snapshot_properties: Mapping[str, str], operation_id: str) -> SnapshotProducer:
+    """The producer that commits a Spark write's files (see "Modes" in the module)."""
+    if overwrite is None:
+        append = _SparkAppend(catalog, identifier, io, branch=branch,
+                              snapshot_properties=snapshot_properties,
+                              operation_id=operation_id)
+        append.add_files(files)
+        return append
+    from icenb.spec.expressions import ALWAYS_TRUE
+    from icenb.table.copy_on_write import replace_matching_rows
+    from icenb.table.merging_producer import OverwriteFiles, ReplacePartitions
+
+    producer: OverwriteFiles | ReplacePartitions
+    if overwrite.dynamic:
+        producer = ReplacePartitions(catalog, identifier, io, branch=branch,
+                                     snapshot_properties=snapshot_properties)
+        producer._commit_uuid = operation_id  # find_operation_snapshot looks for it
+        producer.check_branch(base.metadata)
+    else:
+        static = OverwriteFiles(catalog, identifier, io, branch=branch,
+                                snapshot_properties=snapshot_properties)
+        static._commit_uuid = operation_id
+        static.check_branch(base.metadata)
+        if overwrite.filter is None:
+            static.overwrite_by_row_filter(ALWAYS_TRUE)
+        else:  # rewrites the partly matching files here, on the driver
+            replace_matching_rows(static, io, base.metadata, overwrite.filter, branch=branch)
+        producer = static
+    producer.add_files(files)
+    return producer
+
+
 def find_operation_snapshot(metadata: TableMetadata, operation_id: str) -> Snapshot | None:
     """The snapshot committed by operation ``operation_id`` (its manifest list is named
     ``snap-<id>-<attempt>-<operation id>.avro``), or None."""
@@ -213,12 +267,14 @@ class IcenbWriter(DataSourceArrowWriter):
     task and into the commit worker: holds only the catalog, the identifier and the target."""
 
     def __init__(self, catalog: Catalog, identifier: Identifier, target: WriteTarget, *,
-                 branch: str, snapshot_properties: Mapping[str, str]) -> None:
+                 branch: str, snapshot_properties: Mapping[str, str],
+                 overwrite: Overwrite | None = None) -> None:
         self._catalog = catalog
         self._identifier = identifier
         self._target = target
         self._branch = branch
         self._snapshot_properties = dict(snapshot_properties)
+        self._overwrite = overwrite
 
     @property
     def target(self) -> WriteTarget:
@@ -243,18 +299,20 @@ class IcenbWriter(DataSourceArrowWriter):
 
     def commit(self, messages: Sequence[WriterCommitMessage | None]) -> None:
         files = self._files(messages)
-        producer = _SparkAppend(self._catalog, self._identifier, self._target.io,
-                                branch=self._branch,
-                                snapshot_properties=self._snapshot_properties,
-                                operation_id=self._target.operation_id)
+        producer: SnapshotProducer | None = None
         try:
-            producer.add_files(files)
             base = self._catalog.load_table(self._identifier)
+            producer = _producer(self._catalog, self._identifier, self._target.io, base, files,
+                                 overwrite=self._overwrite, branch=self._branch,
+                                 snapshot_properties=self._snapshot_properties,
+                                 operation_id=self._target.operation_id)
             producer.commit(base)
         except CommitStateUnknown as e:
             raise _plain(e) from None  # files may be referenced: keep them
         except IcebergError as e:
-            self._delete(files)  # the producer removed its manifests; these are ours
+            if producer is not None:
+                producer.abort()  # what the driver wrote (rewritten files, manifests)
+            self._delete(files)  # the tasks' files
             raise _plain(e) from None
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
@@ -330,9 +388,6 @@ def _check_columns(spark_schema: StructType, schema: Schema, format_version: int
 def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool) -> IcenbWriter:
     """The writer for ``DataSource.writer`` (driver): load the table, check the columns, pin
     the write target."""
-    if overwrite:
-        raise UnsupportedFeature("the icenb data source only appends: use mode('append')",
-                                 field="mode", value="overwrite")
     catalog = _catalog_of(options)
     identifier = _identifier_of(options)
     loaded = catalog.load_table(identifier)
@@ -343,11 +398,41 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
         raise ValidationError(f"{branch!r} is a tag: only branches can be written to",
                               field=BRANCH, value=branch)
     _check_columns(schema, md.schema, md.format_version)
+    mode = _overwrite_of(options, md, overwrite)
     operation_id = options.get(_OPERATION_ID) or str(uuid.uuid4())
     snapshot_properties = {k[len(SNAPSHOT_PROPERTY_PREFIX):]: str(v) for k, v in options.items()
                            if k.startswith(SNAPSHOT_PROPERTY_PREFIX)}
     return IcenbWriter(catalog, loaded.identifier, WriteTarget.of(md, loaded.io, operation_id),
-                       branch=branch, snapshot_properties=snapshot_properties)
+                       branch=branch, snapshot_properties=snapshot_properties, overwrite=mode)
+
+
+def _overwrite_of(options: Mapping[str, str], metadata: TableMetadata,
+                  overwrite: bool) -> Overwrite | None:
+    """The overwrite the options ask for (None: an append); the filter is checked against
+    the schema here, before any task runs."""
+    raw_mode = options.get(OVERWRITE_MODE)
+    flt = options.get(OVERWRITE_FILTER)
+    if not overwrite:
+        if flt or raw_mode:
+            raise ValidationError(f"{OVERWRITE_FILTER!r} and {OVERWRITE_MODE!r} need "
+                                  "mode('overwrite')", field="mode", value="append")
+        return None
+    dynamic_mode = (raw_mode or "static").strip().lower()
+    if dynamic_mode not in ("static", "dynamic"):
+        raise ValidationError("partitionOverwriteMode must be 'static' or 'dynamic'",
+                              field=OVERWRITE_MODE, value=raw_mode)
+    if dynamic_mode == "dynamic":
+        if flt:
+            raise ValidationError("a dynamic overwrite replaces the partitions the data "
+                                  "touches: it takes no filter", field=OVERWRITE_FILTER,
+                                  value=flt)
+        return Overwrite(dynamic=True)
+    if flt:
+        from icenb.spec.expression_parser import parse
+        from icenb.spec.expressions import bind
+
+        bind(parse(flt), metadata.schema)  # ValidationError naming the column or literal
+    return Overwrite(dynamic=False, filter=flt or None)
 
 
 _ERROR_LINE = re.compile(r"icenb\.errors\.(\w+): (.*)")
@@ -368,12 +453,13 @@ def _icenb_error(exc: BaseException) -> IcebergError | None:
     return error
 
 
-def append_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
-                     branch: str = MAIN_BRANCH,
-                     snapshot_properties: Mapping[str, str] | None = None
-                     ) -> tuple[LoadedTable, Snapshot]:
-    """Append a Spark DataFrame through the ``icenb`` data source (executors write, the driver
-    commits one snapshot); the table as loaded afterwards and the new snapshot.
+def write_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
+                    overwrite: Overwrite | None = None, branch: str = MAIN_BRANCH,
+                    snapshot_properties: Mapping[str, str] | None = None
+                    ) -> tuple[LoadedTable, Snapshot]:
+    """Append (``overwrite`` None) or overwrite with a Spark DataFrame through the ``icenb``
+    data source (executors write, the driver commits one snapshot); the table as loaded
+    afterwards and the new snapshot.
 
     An icenb error of a task or of the commit is raised as that icenb error class.
     """
@@ -384,10 +470,15 @@ def append_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
     operation_id = str(uuid.uuid4())
     options = {_CATALOG_PICKLE: _encode(catalog), _IDENTIFIER: json.dumps(list(identifier)),
                _OPERATION_ID: operation_id, BRANCH: branch}
+    if overwrite is not None:
+        options[OVERWRITE_MODE] = "dynamic" if overwrite.dynamic else "static"
+        if overwrite.filter is not None:
+            options[OVERWRITE_FILTER] = overwrite.filter
     for key, value in (snapshot_properties or {}).items():
         options[SNAPSHOT_PROPERTY_PREFIX + key] = str(value)
     try:
-        df.write.format(DATA_SOURCE_NAME).mode("append").options(**options).save()
+        (df.write.format(DATA_SOURCE_NAME).mode("append" if overwrite is None else "overwrite")
+         .options(**options).save())
     except Exception as exc:
         # Spark aborted the write; tasks it killed may have written files since.
         with contextlib.suppress(IcebergError):
@@ -405,3 +496,12 @@ def append_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
         raise CommitStateUnknown("Spark reported the write as done but the table has no "
                                  "snapshot of it", field="operation-id", value=operation_id)
     return loaded, snap
+
+
+def append_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
+                     branch: str = MAIN_BRANCH,
+                     snapshot_properties: Mapping[str, str] | None = None
+                     ) -> tuple[LoadedTable, Snapshot]:
+    """Append a Spark DataFrame (:func:`write_dataframe`)."""
+    return write_dataframe(df, catalog, identifier, branch=branch,
+                           snapshot_properties=snapshot_properties)

@@ -16,7 +16,6 @@ Iceberg expressions evaluate them.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -24,10 +23,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icenb.catalog import LoadedTable
-from icenb.errors import IcebergError, ValidationError
+from icenb.errors import ValidationError
 from icenb.spec.evaluators import evaluate_arrow
-from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import ALWAYS_TRUE, AlwaysTrue, Expression, bind
 from icenb.spec.manifest import DataFile
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
@@ -38,10 +35,12 @@ from icenb.table.merging_producer import (
     MergingSnapshotProducer,
     OverwriteFiles,
     ReplacePartitions,
+    _as_expression,
     _FileFilter,
     isolation_level,
 )
 from icenb.table.scan_planning import plan_files
+from icenb.table.snapshot_producer import branch_snapshot, commit_snapshot
 from icenb.table.task_reader import read_task
 
 if TYPE_CHECKING:
@@ -67,22 +66,7 @@ class CopyOnWritePlan:
 
 
 def _expression(filter: str | Expression) -> Expression:
-    if isinstance(filter, str):
-        return parse(filter)
-    if isinstance(filter, Expression):
-        return filter
-    raise ValidationError("a filter must be a string or an Expression", field="filter",
-                          value=type(filter).__name__)
-
-
-def _branch_snapshot(metadata: TableMetadata, branch: str) -> Snapshot | None:
-    ref = metadata.refs.get(branch)
-    if ref is None:
-        return metadata.current_snapshot()
-    if not ref.is_branch:
-        raise ValidationError(f"{branch!r} is a tag: only branches can be written to",
-                              field="branch", value=branch)
-    return metadata.snapshot_by_id(ref.snapshot_id)
+    return _as_expression(filter, "filter")
 
 
 def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expression, *,
@@ -93,7 +77,7 @@ def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expres
     expr = _expression(filter)
     schema = metadata.schema
     bound = bind(expr, schema, case_sensitive)  # validates the filter first
-    snap = _branch_snapshot(metadata, branch)
+    snap = branch_snapshot(metadata, branch)
     if snap is None:
         return CopyOnWritePlan(None, (), None, 0)
     plan = plan_files(io, metadata, snapshot_id=snap.snapshot_id, row_filter=expr,
@@ -123,21 +107,6 @@ def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expres
     return CopyOnWritePlan(snap.snapshot_id, tuple(remove), kept, deleted)
 
 
-def _commit(table: Table, producer: MergingSnapshotProducer, branch: str) -> Snapshot:
-    _, identifier = table._writable()
-    base = LoadedTable(identifier, table._opened_from, table.metadata, table.io)
-    try:
-        committed = producer.commit(base)
-    except BaseException:
-        with contextlib.suppress(IcebergError):
-            table.refresh()
-        raise
-    table._committed(committed)
-    snap = committed.metadata.snapshot_for_ref(branch)
-    assert snap is not None
-    return snap
-
-
 def _validated(producer: MergingSnapshotProducer, metadata: TableMetadata, plan: CopyOnWritePlan,
                expr: Expression) -> None:
     """Spark's copy-on-write conflict detection (see the module docstring)."""
@@ -147,6 +116,26 @@ def _validated(producer: MergingSnapshotProducer, metadata: TableMetadata, plan:
     producer.validate_no_conflicting_deletes()
     if isolation_level(metadata.properties, "delete") == IsolationLevel.SERIALIZABLE:
         producer.validate_no_conflicting_data()
+
+
+def replace_matching_rows(producer: OverwriteFiles, io: FileIO, metadata: TableMetadata,
+                          filter: str | Expression, *, branch: str = MAIN_BRANCH,
+                          case_sensitive: bool = True) -> None:
+    """Have ``producer`` remove the rows matching ``filter`` copy-on-write: files whose rows
+    all match go, partly matching files are rewritten now without those rows; with the
+    conflict validations of :func:`_validated`. Used by overwrites that add their own data
+    (here and in the Spark writer)."""
+    expr = _expression(filter)
+    plan = plan_copy_on_write(io, metadata, expr, branch=branch, case_sensitive=case_sensitive)
+    _validated(producer, metadata, plan, expr)
+    for f in plan.remove:
+        producer.delete_file(f)
+    if plan.keep_rows is not None and plan.keep_rows.num_rows:
+        try:
+            producer.write_data(plan.keep_rows, metadata)
+        except BaseException:
+            producer.abort()
+            raise
 
 
 def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BRANCH,
@@ -176,7 +165,7 @@ def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BR
     except BaseException:
         producer.abort()
         raise
-    return _commit(table, producer, branch)
+    return commit_snapshot(table, producer)
 
 
 def overwrite_rows(table: Table, data: Any, filter: str | Expression | None = None, *,
@@ -195,22 +184,15 @@ def overwrite_rows(table: Table, data: Any, filter: str | Expression | None = No
     producer.check_branch(md)
     if filter is None:
         producer.overwrite_by_row_filter(ALWAYS_TRUE)
-        plan = None
     else:
-        expr = _expression(filter)
-        plan = plan_copy_on_write(table.io, md, expr, branch=branch,
-                                  case_sensitive=case_sensitive)
-        _validated(producer, md, plan, expr)
-        for f in plan.remove:
-            producer.delete_file(f)
+        replace_matching_rows(producer, table.io, md, filter, branch=branch,
+                              case_sensitive=case_sensitive)
     try:
-        if plan is not None and plan.keep_rows is not None and plan.keep_rows.num_rows:
-            producer.write_data(plan.keep_rows, md)
         producer.write_data(data, md)
     except BaseException:
         producer.abort()
         raise
-    return _commit(table, producer, branch)
+    return commit_snapshot(table, producer)
 
 
 def dynamic_partition_overwrite(table: Table, data: Any, *, branch: str = MAIN_BRANCH,
@@ -223,11 +205,11 @@ def dynamic_partition_overwrite(table: Table, data: Any, *, branch: str = MAIN_B
     md = table.metadata
     producer = ReplacePartitions(catalog, identifier, table.io, branch=branch,
                                  snapshot_properties=snapshot_properties)
-    snap = _branch_snapshot(md, branch)
+    snap = branch_snapshot(md, branch)
     if snap is not None:
         producer.validate_from_snapshot(snap.snapshot_id)
     producer.write_data(data, md)
-    return _commit(table, producer, branch)
+    return commit_snapshot(table, producer)
 
 
 def delete_mode(properties: Mapping[str, str], mode: str | None) -> str:

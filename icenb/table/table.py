@@ -8,7 +8,6 @@ the current state or a past one (spec: "Snapshot References", Appendix F "Point 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,7 +46,7 @@ from icenb.table import table_update
 from icenb.table.inspect import InspectTables
 from icenb.table.merging_producer import MergeAppend, merge_enabled
 from icenb.table.scan import Scan, _short
-from icenb.table.snapshot_producer import FastAppend
+from icenb.table.snapshot_producer import FastAppend, commit_snapshot, refresh_on_error
 
 __all__ = ["Table", "load_table", "open_table"]
 
@@ -239,6 +238,20 @@ class Table:
         """Remove table properties in one commit (absent keys are ignored)."""
         table_update.remove_properties(self, keys)
 
+    def _write_spark(self, df: Any, overwrite: Any, branch: str,
+                     snapshot_properties: Mapping[str, str] | None) -> Snapshot:
+        """Write a Spark DataFrame through the ``icenb`` data source (:mod:`icenb.spark.writer`:
+        tasks write the files, the driver commits one snapshot)."""
+        from icenb.spark.writer import write_dataframe  # pyspark only for Spark data
+
+        catalog, identifier = self._writable()
+        with refresh_on_error(self):
+            committed, snap = write_dataframe(df, catalog, identifier, overwrite=overwrite,
+                                              branch=branch,
+                                              snapshot_properties=snapshot_properties)
+        self._committed(committed)
+        return snap
+
     def append(self, data: Any, *, branch: str = MAIN_BRANCH,
                snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
         """Append rows (pyarrow Table/RecordBatch, pandas DataFrame, list of dicts or Spark
@@ -252,35 +265,13 @@ class Table:
         """
         catalog, identifier = self._writable()
         if _is_spark_dataframe(data):
-            from icenb.spark.writer import append_dataframe  # pyspark only for Spark data
-
-            try:
-                committed, spark_snap = append_dataframe(
-                    data, catalog, identifier, branch=branch,
-                    snapshot_properties=snapshot_properties)
-            except BaseException:
-                with contextlib.suppress(IcebergError):
-                    self.refresh()
-                raise
-            self._committed(committed)
-            return spark_snap
+            return self._write_spark(data, None, branch, snapshot_properties)
         producer: FastAppend | MergeAppend = (
             MergeAppend if merge_enabled(self._metadata.properties) else FastAppend)(
             catalog, identifier, self._io, branch=branch,
             snapshot_properties=snapshot_properties)
-        base = LoadedTable(identifier, self._opened_from, self._metadata, self._io)
         producer.write(data, self._metadata)
-        try:
-            committed = producer.commit(base)
-        except BaseException:
-            with contextlib.suppress(IcebergError):
-                self.refresh()
-            raise
-        self._metadata = committed.metadata
-        self._opened_from = committed.metadata_location
-        snap = committed.metadata.snapshot_for_ref(branch)
-        assert snap is not None
-        return snap
+        return commit_snapshot(self, producer)
 
     # ------------------------------------------------------------------ partition statistics
 
@@ -497,9 +488,16 @@ class Table:
                   branch: str = MAIN_BRANCH,
                   snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
         """Replace the rows matching ``filter`` (None: all rows) by ``data`` in one
-        ``overwrite`` snapshot (matching rows deleted copy-on-write)."""
+        ``overwrite`` snapshot (matching rows deleted copy-on-write). A Spark DataFrame is
+        written by Spark tasks; the driver rewrites partly matching files and commits."""
         from icenb.table.copy_on_write import overwrite_rows
 
+        if _is_spark_dataframe(data):
+            from icenb.spark.writer import Overwrite
+
+            return self._write_spark(data, Overwrite(filter=None if filter is None
+                                                     else str(filter)),
+                                     branch, snapshot_properties)
         return overwrite_rows(self, data, filter, branch=branch,
                               snapshot_properties=snapshot_properties)
 
@@ -511,6 +509,11 @@ class Table:
         is replaced whole, as Spark's dynamic partition overwrite."""
         from icenb.table.copy_on_write import dynamic_partition_overwrite
 
+        if _is_spark_dataframe(data):
+            from icenb.spark.writer import Overwrite
+
+            return self._write_spark(data, Overwrite(dynamic=True), branch,
+                                     snapshot_properties)
         return dynamic_partition_overwrite(self, data, branch=branch,
                                            snapshot_properties=snapshot_properties)
 
