@@ -49,8 +49,9 @@ reference's answer depends on the order in which its parallel readers deliver ma
 fixed rule is used: a manifest listed by several snapshots is read with the manifest-list entry
 of the first snapshot (metadata order) that lists it (this matters for ``first_row_id``
 inheritance after a v3 upgrade); a partition's ``spec_id`` is that of its newest entry (by
-snapshot commit time, then the highest spec id), where the reference keeps whichever file it
-happened to count last.
+snapshot commit time, then the highest spec id), where the reference keeps whichever file of
+the newest snapshot it happened to count first; as there, entries of expired snapshots do not
+count (a partition with only such entries has ``spec_id`` 0).
 
 A ``partition`` column (or ``data_file.partition``) is left out when the table has never been
 partitioned, as in the reference implementation. Partition structs hold the fields of every
@@ -633,7 +634,10 @@ def _partitions_table(md: TableMetadata, raw: pa.Table) -> pa.Table:
         "position_delete_file_count": of(FileContent.POSITION_DELETES, ones),
         "equality_delete_record_count": of(FileContent.EQUALITY_DELETES, records),
         "equality_delete_file_count": of(FileContent.EQUALITY_DELETES, ones),
-        "ts": ts, "ts_sid": ts_sid, "spec_id": spec_ids,
+        # As the reference (1.10): only an entry of a snapshot still in the metadata sets the
+        # partition's spec id; a partition with none keeps 0.
+        "ts": ts, "ts_sid": ts_sid,
+        "spec_id": pc.if_else(pc.is_valid(ts), spec_ids, pa.scalar(None, pa.int32())),
         "_order": pc.fill_null(ts, pa.scalar(_MIN_TS, pa.int64())),
     })
     # The newest entry first: it gives last_updated_* and the partition's spec id.
@@ -652,7 +656,7 @@ def _partitions_table(md: TableMetadata, raw: pa.Table) -> pa.Table:
         m = grouped.num_rows
         out["partition"] = (pa.StructArray.from_arrays(arrays, fields=fields) if arrays
                             else pa.StructArray.from_buffers(pa.struct([]), m, [None]))
-        out["spec_id"] = grouped.column("spec_id_first")
+        out["spec_id"] = pc.fill_null(grouped.column("spec_id_first"), 0)
     for c in sums:
         t = pa.int32() if c.endswith("_file_count") or c == "file_count" else pa.int64()
         out[c] = grouped.column(f"{c}_sum").cast(t)
