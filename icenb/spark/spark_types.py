@@ -280,3 +280,22 @@ def _time_strings(arr: pa.Array) -> pa.Array:
     chars = np.hstack([_digits(seconds // 3600, 2), sep, _digits(seconds // 60 % 60, 2), sep,
                        _digits(seconds % 60, 2), dot, _digits(micros % 1_000_000, 6)])
     return _fixed_width_strings(chars, arr.is_valid() if arr.null_count else None)
+
+
+def schema_from_spark(schema: st.StructType) -> Schema:
+    """An Iceberg schema from a Spark schema (provisional ids, as from Arrow): Spark's own Arrow
+    mapping, then :func:`icenb.table.warehouse.schema_from_arrow` (``timestamp`` becomes
+    ``timestamptz``, ``timestamp_ntz`` ``timestamp``; non-nullable fields are required)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from icenb.table.warehouse import schema_from_arrow
+
+    if not isinstance(schema, st.StructType):
+        raise UnsupportedFeature("a Spark schema must be a StructType", field="schema",
+                                 value=type(schema).__name__)
+    try:
+        arrow = to_arrow_schema(schema)
+    except (TypeError, ValueError) as e:
+        raise UnsupportedFeature(f"this Spark schema has no Iceberg form: {e}",
+                                 field="schema", value=schema.simpleString()) from None
+    return schema_from_arrow(arrow)

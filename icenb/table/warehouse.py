@@ -291,15 +291,26 @@ def schema_from_arrow(schema: pa.Schema) -> Schema:
     return Schema(*_arrow_fields(list(schema), None, counter))
 
 
-def to_schema(schema: Schema | pa.Schema | str) -> Schema:
-    """A schema from what ``create_table`` accepts: Schema, pyarrow schema or DDL string."""
+def _is_spark_schema(schema: Any) -> bool:
+    return (type(schema).__module__.startswith("pyspark.sql")
+            and type(schema).__name__ == "StructType")
+
+
+def to_schema(schema: Schema | pa.Schema | str | Any) -> Schema:
+    """A schema from what ``create_table`` accepts: Schema, pyarrow schema, DDL string or a
+    Spark ``StructType`` (e.g. ``df.schema``)."""
     if isinstance(schema, Schema):
         return schema
+    if _is_spark_schema(schema):
+        from icenb.spark.spark_types import schema_from_spark  # pyspark only for Spark schemas
+
+        return schema_from_spark(schema)
     if isinstance(schema, pa.Schema):
         return schema_from_arrow(schema)
     if isinstance(schema, str):
         return parse_schema(schema)
-    raise ValidationError("a schema is an icenb Schema, a pyarrow schema or a DDL string",
+    raise ValidationError("a schema is an icenb Schema, a pyarrow schema, a DDL string or a "
+                          "Spark StructType",
                           field="schema", value=type(schema).__name__)
 
 
@@ -373,7 +384,7 @@ class Warehouse:
                 with contextlib.suppress(AlreadyExists):  # another writer made it meanwhile
                     self._catalog.create_namespace(namespace[:depth])
 
-    def create_table(self, name: NamespaceLike, schema: Schema | pa.Schema | str, *,
+    def create_table(self, name: NamespaceLike, schema: Schema | pa.Schema | str | Any, *,
                      partition_by: str | Sequence[str] | None = None,
                      sort_by: str | Sequence[str] | None = None, format_version: int = 2,
                      properties: Mapping[str, str] | None = None,

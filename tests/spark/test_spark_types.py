@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import uuid
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -123,3 +124,26 @@ def test_data_without_conversions_only_relaxes_nullability() -> None:
     assert out.schema.field("s").type == pa.struct([pa.field("a", pa.int64(), nullable=True)])
     assert out.schema.field("ts").type == pa.timestamp("us", tz="UTC")
     assert out.to_pylist() == table.to_pylist()
+
+
+def test_create_table_takes_a_spark_schema(tmp_path: Path) -> None:
+    import icenb
+
+    spark_schema = st.StructType([
+        st.StructField("id", st.LongType(), nullable=False),
+        st.StructField("ts", st.TimestampType()),
+        st.StructField("local", st.TimestampNTZType()),
+        st.StructField("price", st.DecimalType(10, 2)),
+        st.StructField("tags", st.ArrayType(st.StringType())),
+        st.StructField("attrs", st.MapType(st.StringType(), st.IntegerType())),
+        st.StructField("point", st.StructType([st.StructField("x", st.DoubleType(),
+                                                              nullable=False)])),
+    ])
+    wh = icenb.warehouse(tmp_path)
+    t = wh.create_table("db.t", spark_schema, partition_by="day(ts)")
+    ddl = wh.create_table(
+        "db.ddl", "id long not null, ts timestamptz, local timestamp, price decimal(10, 2), "
+        "tags list<string>, attrs map<string, int>, point struct<x: double not null>",
+        partition_by="day(ts)")
+    assert t.schema == ddl.schema
+    assert t.spec == ddl.spec

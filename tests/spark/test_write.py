@@ -134,7 +134,7 @@ def test_columns_are_checked_on_the_driver_before_any_task(spark: Any, tmp_path:
     with pytest.raises(ValidationError, match="id"):
         t.append(wrong_type)
     writes = df.write.format("icenb").option("warehouse", str(tmp_path))
-    with pytest.raises(Exception, match="ValidationError: column is not in the table.*nope"):
+    with pytest.raises(Exception, match=r"ValidationError: column is not in the table.*nope"):
         writes.mode("overwrite").save("db.events")  # overwrites check columns first too
     with pytest.raises(Exception, match="exactly one of"):
         df.write.format("icenb").mode("append").save("db.events")
