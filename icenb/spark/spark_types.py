@@ -282,7 +282,7 @@ def _time_strings(arr: pa.Array) -> pa.Array:
     return _fixed_width_strings(chars, arr.is_valid() if arr.null_count else None)
 
 
-def schema_from_spark(schema: st.StructType) -> Schema:
+def schema_from_spark(schema: Any) -> Schema:
     """An Iceberg schema from a Spark schema (provisional ids, as from Arrow): Spark's own Arrow
     mapping, then :func:`icenb.table.warehouse.schema_from_arrow` (``timestamp`` becomes
     ``timestamptz``, ``timestamp_ntz`` ``timestamp``; non-nullable fields are required)."""
