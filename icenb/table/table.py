@@ -558,6 +558,14 @@ class Table:
                     columns=None if columns is None else tuple(columns),
                     case_sensitive=case_sensitive)
 
+    def to_arrow(self) -> pa.Table:
+        """Every row of the current snapshot as Arrow (``scan().to_arrow()``)."""
+        return self.scan().to_arrow()
+
+    def to_pandas(self) -> Any:
+        """Every row of the current snapshot as a pandas DataFrame (``scan().to_pandas()``)."""
+        return self.scan().to_pandas()
+
     def at(self, when: int | str | datetime | None = None, /, *,
            timestamp_ms: int | None = None) -> Scan:
         """A scan of the table as it was: at a snapshot id (int), a branch or tag (str), or a

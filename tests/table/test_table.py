@@ -340,3 +340,11 @@ def test_plans_carry_column_stats_only_when_asked(java_tables: JavaTables) -> No
     assert lean.files_selected < lean.files_considered
     assert lean.files.column("file_path").to_pylist() == \
         full.files.column("file_path").to_pylist()
+
+
+def test_a_table_reads_its_current_rows_directly(tmp_path: Path) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long, s string")
+    assert t.to_arrow().num_rows == 0
+    t.append([{"id": 1, "s": "a"}, {"id": 2, "s": "b"}])
+    assert t.to_arrow().to_pylist() == t.scan().to_arrow().to_pylist()
+    assert sorted(t.to_pandas()["id"].tolist()) == [1, 2]
