@@ -109,8 +109,9 @@ def _die(*_: Any, **__: Any) -> Any:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def crash(kind: str, root: str, point: str) -> None:
-    """Append one row, SIGKILLed at ``point`` of the commit."""
+def crash(kind: str, root: str, point: str, op: str = "append") -> None:
+    """Append one row (``op`` "append") or delete row ``id = 1`` ("delete-cow",
+    "delete-mor"), SIGKILLed at ``point`` of the commit."""
     import icenb.table.merging_producer as merging
     import icenb.table.snapshot_producer as producer
 
@@ -130,10 +131,13 @@ def crash(kind: str, root: str, point: str) -> None:
             FilesystemCatalog._write_version_hint = _die  # type: ignore[method-assign]
     else:
         raise SystemExit(f"unknown point {point}")
-    table.append([{"id": -1, "w": 0}])
+    if op == "append":
+        table.append([{"id": -1, "w": 0}])
+    else:
+        table.delete("id = 1", mode="copy-on-write" if op == "delete-cow" else "merge-on-read")
     raise SystemExit("the commit finished: the crash point was never reached")
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "crash":
-        crash(sys.argv[2], sys.argv[3], sys.argv[4])
+        crash(*sys.argv[2:])

@@ -119,32 +119,36 @@ def test_java_reads_the_final_table(kind: str,
 POINTS = ("after-data-files", "after-manifest", "after-manifest-list", "during-swap")
 
 
-def _crash(kind: str, root: Path, point: str) -> None:
+def _crash(kind: str, root: Path, point: str, op: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "tests.table._table_workers", "crash", kind,
-                           str(root), point], cwd=REPO, capture_output=True, text=True,
+                           str(root), point, op], cwd=REPO, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == -signal.SIGKILL, proc.stderr
 
 
+@pytest.mark.parametrize("op", ["append", "delete-cow", "delete-mor"])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("point", POINTS)
-def test_a_writer_killed_during_an_append_leaves_a_readable_table(
-        kind: str, point: str, tmp_path: Path) -> None:
+def test_a_writer_killed_during_a_commit_leaves_a_readable_table(
+        kind: str, point: str, op: str, tmp_path: Path) -> None:
     table = create_test_table(kind, str(tmp_path), 2)
-    table.append([{"id": 1, "w": 0}, {"id": 2, "w": 1}])
+    # id 1 shares its file with id 3: a copy-on-write delete rewrites that file
+    table.append([{"id": 1, "w": 0}, {"id": 2, "w": 1}, {"id": 3, "w": 0}])
     before = table.metadata_location
-    _crash(kind, tmp_path, point)
+    _crash(kind, tmp_path, point, op)
 
     after = icenb.load_table(open_test_catalog(kind, str(tmp_path)), IDENT)
     ids = sorted(after.scan().to_arrow().column("id").to_pylist())
     if kind == "filesystem" and point == "during-swap":
         # v<N+1>.metadata.json was created: that is the commit; readers probe past the hint.
         assert after.metadata_location != before
-        assert ids == [-1, 1, 2]
+        assert ids == ([-1, 1, 2, 3] if op == "append" else [2, 3])
     else:
         assert after.metadata_location == before
-        assert ids == [1, 2]
+        assert ids == [1, 2, 3]
     # The table takes commits from where it is.
-    after.append([{"id": 3, "w": 0}])
+    after.append([{"id": 4, "w": 0}])
+    after.delete("id = 2")
     again = icenb.load_table(open_test_catalog(kind, str(tmp_path)), IDENT)
-    assert sorted(again.scan().to_arrow().column("id").to_pylist()) == sorted([*ids, 3])
+    assert sorted(again.scan().to_arrow().column("id").to_pylist()) == sorted(
+        [i for i in ids if i != 2] + [4])
