@@ -32,14 +32,14 @@ operation id. ``write()`` (each task, on an executor) conforms its Arrow batches
 schema and writes them with a :class:`~icenb.table.data_writer.RollingDataWriter`, files named
 ``{partition:05d}-{task attempt id}-{operation id}-{n:05d}.parquet`` (Java's
 ``OutputFileFactory``), and returns a commit message with their DataFiles. ``commit()`` (driver)
-adds every task's files to one producer (a fast append, or see "Modes") whose commit
-UUID is the operation id (so manifests and the manifest list carry it too) and commits it on
-the catalog's current state, with the producer's retry loop (spec: "Commit Conflict Resolution
-and Retry"). ``abort()`` (driver, when a task or the commit failed) deletes the data files the
-tasks wrote - those their messages list and any file under the data location named with the
-operation id (a task killed when the job failed reports nothing), once at once and once again
-after ``ABORT_GRACE_SECONDS`` - unless a snapshot of this operation is in the table (an unknown
-commit outcome that in fact succeeded). A failing task deletes its own files
+adds every task's files to one producer (a merge append as ``Table.append``, or see "Modes")
+whose commit UUID is the operation id (so manifests and the manifest list carry it too) and
+commits it on the catalog's current state, with the producer's retry loop (spec: "Commit
+Conflict Resolution and Retry"). ``abort()`` (driver, when a task or the commit failed) deletes
+the data files the tasks wrote - those their messages list and any file under the data location
+named with the operation id (a task killed when the job failed reports nothing), once at once
+and once again after ``ABORT_GRACE_SECONDS`` - unless a snapshot of this operation is in the
+table (an unknown commit outcome that in fact succeeded). A failing task deletes its own files
 (``RollingDataWriter``). A killed task still writing after that can leave orphan files.
 
 Decision: a task streams its Arrow batches through one
@@ -195,16 +195,6 @@ def delete_operation_files(target: WriteTarget) -> int:
 # --------------------------------------------------------------------------- commit
 
 
-class _SparkAppend(FastAppend):
-    """A fast append whose commit UUID is the Spark write's operation id."""
-
-    def __init__(self, catalog: Catalog, identifier: Identifier, io: FileIO, *, branch: str,
-                 snapshot_properties: Mapping[str, str], operation_id: str) -> None:
-        super().__init__(catalog, identifier, io, branch=branch,
-                         snapshot_properties=snapshot_properties)
-        self._commit_uuid = operation_id
-
-
 @dataclass(frozen=True)
 class Overwrite:
     """What an ``overwrite`` write replaces: ``dynamic`` partitions, or (static) the rows
@@ -218,15 +208,22 @@ def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loaded
               files: Sequence[DataFile], *, overwrite: Overwrite | None, branch: str,
               snapshot_properties: Mapping[str, str], operation_id: str) -> SnapshotProducer:
     """The producer that commits a Spark write's files (see "Modes" in the module)."""
-    if overwrite is None:
-        append = _SparkAppend(catalog, identifier, io, branch=branch,
-                              snapshot_properties=snapshot_properties,
-                              operation_id=operation_id)
-        append.add_files(files)
-        return append
     from icenb.spec.expressions import ALWAYS_TRUE
     from icenb.table.copy_on_write import replace_matching_rows
-    from icenb.table.merging_producer import OverwriteFiles, ReplacePartitions
+    from icenb.table.merging_producer import (
+        MergeAppend,
+        OverwriteFiles,
+        ReplacePartitions,
+        merge_enabled,
+    )
+
+    if overwrite is None:  # as Table.append: merging manifests per commit.manifest.*
+        append: FastAppend | MergeAppend = (
+            MergeAppend if merge_enabled(base.metadata.properties) else FastAppend)(
+            catalog, identifier, io, branch=branch, snapshot_properties=snapshot_properties)
+        append._commit_uuid = operation_id  # find_operation_snapshot looks for it
+        append.add_files(files)
+        return append
 
     producer: OverwriteFiles | ReplacePartitions
     if overwrite.dynamic:
