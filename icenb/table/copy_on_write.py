@@ -11,7 +11,8 @@ appends of possibly matching rows conflict under ``serializable`` isolation
 (``write.delete.isolation-level``, the default) and are kept under ``snapshot``.
 
 Rows where the filter is null (e.g. ``x > 1`` with ``x`` null) do not match and are kept, as
-Iceberg expressions evaluate them.
+Iceberg expressions evaluate them. A copy-on-write update (:func:`icenb.table.row_level.update`)
+uses the same plan with the matching rows read too, and writes them back changed.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from icenb.table.merging_producer import (
     _FileFilter,
     isolation_level,
 )
+from icenb.table.scan import Scan
 from icenb.table.scan_planning import plan_files
 from icenb.table.snapshot_producer import branch_snapshot, commit_snapshot
 from icenb.table.task_reader import read_task
@@ -47,22 +49,25 @@ if TYPE_CHECKING:
     from icenb.io.file_io import FileIO
     from icenb.table.table import Table
 
-__all__ = ["CopyOnWritePlan", "delete_rows", "dynamic_partition_overwrite", "overwrite_rows",
-           "plan_copy_on_write"]
+__all__ = ["CopyOnWritePlan", "delete_mode", "delete_rows", "dynamic_partition_overwrite",
+           "overwrite_rows", "plan_copy_on_write", "update_mode"]
 
 WRITE_DELETE_MODE = "write.delete.mode"
+WRITE_UPDATE_MODE = "write.update.mode"
 COPY_ON_WRITE = "copy-on-write"
 MERGE_ON_READ = "merge-on-read"
 
 
 @dataclass(frozen=True)
 class CopyOnWritePlan:
-    """What a copy-on-write delete does: files to remove and the rows to write back."""
+    """What a copy-on-write change does: files to remove, the rows of them that do not match
+    (written back as they are) and, when asked for, the live rows that match."""
 
     snapshot_id: int | None
     remove: tuple[DataFile, ...]
     keep_rows: pa.Table | None
     deleted_rows: int
+    matched_rows: pa.Table | None = None
 
 
 def _expression(filter: str | Expression) -> Expression:
@@ -70,10 +75,12 @@ def _expression(filter: str | Expression) -> Expression:
 
 
 def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expression, *,
-                       branch: str = MAIN_BRANCH, case_sensitive: bool = True
-                       ) -> CopyOnWritePlan:
-    """Which files a copy-on-write delete of ``filter`` removes, and the live rows of partly
-    matching files that must be written back (read with their deletes applied)."""
+                       branch: str = MAIN_BRANCH, case_sensitive: bool = True,
+                       read_matches: bool = False) -> CopyOnWritePlan:
+    """Which files a copy-on-write change of the rows matching ``filter`` removes, and the
+    live rows of partly matching files that must be written back (read with their deletes
+    applied, so deleted rows stay deleted). With ``read_matches`` (an update), every such
+    file is read and its matching live rows are returned too."""
     expr = _expression(filter)
     schema = metadata.schema
     bound = bind(expr, schema, case_sensitive)  # validates the filter first
@@ -82,17 +89,20 @@ def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expres
         return CopyOnWritePlan(None, (), None, 0)
     plan = plan_files(io, metadata, snapshot_id=snap.snapshot_id, row_filter=expr,
                       case_sensitive=case_sensitive, schema=schema)
+    name_mapping = Scan(io, metadata, snap.snapshot_id, schema).name_mapping
     flt = _FileFilter(expr, schema, metadata.specs_by_id, case_sensitive)
     remove: list[DataFile] = []
     keep: list[pa.Table] = []
+    hits: list[pa.Table] = []
     deleted = 0
     for task in plan.tasks:
         f = task.data_file
-        if not task.delete_files and flt.must_match(f):
+        if not read_matches and not task.delete_files and flt.must_match(f):
             remove.append(f)
             deleted += f.record_count
             continue
-        rows = read_task(io, replace(task, residual_filter=True), schema)
+        rows = read_task(io, replace(task, residual_filter=True), schema,
+                         name_mapping=name_mapping)
         if rows.num_rows == 0:
             continue
         mask = evaluate_arrow(bound, rows) if not isinstance(bound, AlwaysTrue) else None
@@ -101,20 +111,24 @@ def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expres
             continue
         remove.append(f)
         deleted += matched
+        if read_matches:
+            hits.append(rows if mask is None else rows.filter(mask))
         if mask is not None and matched < rows.num_rows:
             keep.append(rows.filter(pc.invert(mask)))
     kept = pa.concat_tables(keep) if keep else None
-    return CopyOnWritePlan(snap.snapshot_id, tuple(remove), kept, deleted)
+    hit = pa.concat_tables(hits) if hits else None
+    return CopyOnWritePlan(snap.snapshot_id, tuple(remove), kept, deleted, hit)
 
 
 def _validated(producer: MergingSnapshotProducer, metadata: TableMetadata, plan: CopyOnWritePlan,
-               expr: Expression) -> None:
-    """Spark's copy-on-write conflict detection (see the module docstring)."""
+               expr: Expression, operation: str = "delete") -> None:
+    """Spark's copy-on-write conflict detection (see the module docstring); the isolation
+    level is ``write.<operation>.isolation-level``."""
     if plan.snapshot_id is not None:
         producer.validate_from_snapshot(plan.snapshot_id)
     producer.conflict_detection_filter(expr)
     producer.validate_no_conflicting_deletes()
-    if isolation_level(metadata.properties, "delete") == IsolationLevel.SERIALIZABLE:
+    if isolation_level(metadata.properties, operation) == IsolationLevel.SERIALIZABLE:
         producer.validate_no_conflicting_data()
 
 
@@ -212,12 +226,21 @@ def dynamic_partition_overwrite(table: Table, data: Any, *, branch: str = MAIN_B
     return commit_snapshot(table, producer)
 
 
-def delete_mode(properties: Mapping[str, str], mode: str | None) -> str:
-    """The delete mode to use: ``mode`` or ``write.delete.mode`` (default copy-on-write)."""
-    raw = mode if mode is not None else properties.get(WRITE_DELETE_MODE, COPY_ON_WRITE)
+def _write_mode(properties: Mapping[str, str], mode: str | None, key: str, what: str) -> str:
+    raw = mode if mode is not None else properties.get(key, COPY_ON_WRITE)
     value = str(raw).strip().lower()
     if value not in (COPY_ON_WRITE, MERGE_ON_READ):
-        raise ValidationError("delete mode must be copy-on-write or merge-on-read",
-                              field="mode" if mode is not None else WRITE_DELETE_MODE,
-                              value=raw)
+        raise ValidationError(f"{what} mode must be copy-on-write or merge-on-read",
+                              field="mode" if mode is not None else key, value=raw)
     return value
+
+
+def delete_mode(properties: Mapping[str, str], mode: str | None) -> str:
+    """The delete mode to use: ``mode`` or ``write.delete.mode`` (default copy-on-write)."""
+    return _write_mode(properties, mode, WRITE_DELETE_MODE, "delete")
+
+
+def update_mode(properties: Mapping[str, str], mode: str | None) -> str:
+    """The update mode to use: ``mode`` or ``write.update.mode`` (default copy-on-write, as
+    Iceberg Java's ``TableProperties.UPDATE_MODE_DEFAULT``)."""
+    return _write_mode(properties, mode, WRITE_UPDATE_MODE, "update")

@@ -13,7 +13,9 @@ Retry"); only v2+ tables have row-level deletes (a v1 table raises ``ValidationE
 * :func:`upsert` writes equality deletes of the rows' keys and the rows, in one snapshot: the new
   rows have the delete's sequence number, so only older rows are deleted;
 * :func:`update` reads the matching rows, applies the assignments and writes the changed rows
-  plus position deletes / DVs of the old ones.
+  plus position deletes / DVs of the old ones; or, copy-on-write (``write.update.mode``'s
+  default, the only mode of v1 tables), rewrites the files holding them in one ``OverwriteFiles``
+  commit planned and validated as a copy-on-write delete (:mod:`icenb.table.copy_on_write`).
 
 Conflict validation follows Java's Spark writers: from the snapshot read, with the filter as
 conflict detection filter; data files deleted from must still exist; the isolation level
@@ -48,6 +50,12 @@ from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import NestedField
 from icenb.table.arrow_schema import to_arrow_type
+from icenb.table.copy_on_write import (
+    MERGE_ON_READ,
+    _validated,
+    plan_copy_on_write,
+    update_mode,
+)
 from icenb.table.data_writer import conform_to_schema, location_provider
 from icenb.table.delete_writer import (
     check_equality_partitioning,
@@ -58,7 +66,12 @@ from icenb.table.delete_writer import (
     write_equality_deletes,
     write_position_deletes,
 )
-from icenb.table.merging_producer import IsolationLevel, _as_expression, isolation_level
+from icenb.table.merging_producer import (
+    IsolationLevel,
+    OverwriteFiles,
+    _as_expression,
+    isolation_level,
+)
 from icenb.table.scan import Scan
 from icenb.table.scan_planning import _content_files, plan_files
 from icenb.table.snapshot_producer import as_arrow_table, branch_snapshot, commit_snapshot
@@ -406,11 +419,13 @@ def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
 # --------------------------------------------------------------------------- update
 
 
-def _assigned(rows: pa.Table, table: Table, set: Mapping[str, Assignment]) -> pa.Table:
-    """``rows`` (table columns) with the assignments applied, cast to the column types."""
-    schema = table.schema
-    out = rows
-    for name, value in set.items():
+def _check_assignments(set: Any, md: TableMetadata) -> None:
+    """``set`` must map top-level columns of the table schema to values."""
+    if not isinstance(set, Mapping) or not set:
+        raise ValidationError("give the columns to set as a non-empty mapping", field="set",
+                              value=set)
+    schema = md.schema
+    for name in set:
         f = schema.field_by_name(name) if isinstance(name, str) else None
         if f is None:
             raise ValidationError("column to set is not in the table schema", field=str(name),
@@ -418,6 +433,17 @@ def _assigned(rows: pa.Table, table: Table, set: Mapping[str, Assignment]) -> pa
         if schema.parent_id(f.field_id) is not None:
             raise UnsupportedFeature("setting a nested field is not supported; set its "
                                      "top-level column", field=name)
+
+
+def _assigned(rows: pa.Table, table: Table, set: Mapping[str, Assignment]) -> pa.Table:
+    """``rows`` (table columns) with the assignments (checked by :func:`_check_assignments`)
+    applied, conformed to the table schema (values cast to the column types)."""
+    md = table.metadata
+    schema = md.schema
+    out = rows
+    for name, value in set.items():
+        f = schema.field_by_name(name)
+        assert f is not None
         arrow_type = to_arrow_type(f.field_type)
         try:
             produced = value(rows) if callable(value) else value
@@ -437,42 +463,36 @@ def _assigned(rows: pa.Table, table: Table, set: Mapping[str, Assignment]) -> pa
             raise ValidationError("an assignment must give one value per matching row",
                                   field=name, value=len(arr))
         out = out.set_column(out.column_names.index(name), name, arr)
-    return out
+    return conform_to_schema(out, schema, format_version=md.format_version)
 
 
 def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression = "true", *,
            branch: str = MAIN_BRANCH, mode: str | None = None,
            snapshot_properties: Mapping[str, str] | None = None) -> Snapshot | None:
-    """Set columns of the rows matching ``filter`` (merge-on-read): the changed rows are
-    written as new data files and the old ones deleted by position (v2) or DV (v3), in one
-    ``overwrite`` snapshot; None when no row matches. A value is a literal (cast to the column
+    """Set columns of the rows matching ``filter`` in one ``overwrite`` snapshot; None when no
+    row matches. ``mode`` (default: ``write.update.mode``, else copy-on-write): copy-on-write
+    rewrites the files holding matching rows; merge-on-read (v2+) writes the changed rows and
+    deletes the old ones by position (v2) or DV (v3). A value is a literal (cast to the column
     type) or a callable taking the matching rows (Arrow) and returning a value or an array."""
     table._writable()
     md = table.metadata
-    chosen = (mode or md.properties.get("write.update.mode", "merge-on-read")).strip().lower()
-    if chosen != "merge-on-read":
-        raise UnsupportedFeature("only merge-on-read updates are supported", field="mode",
-                                 value=mode)
-    _require_v2(md, "a merge-on-read update")
+    chosen = update_mode(md.properties, mode)
+    if chosen == MERGE_ON_READ:
+        _require_v2(md, "a merge-on-read update")
     level = isolation_level(md.properties, "update")
-    if not isinstance(set, Mapping) or not set:
-        raise ValidationError("give the columns to set as a non-empty mapping", field="set",
-                              value=set)
+    _check_assignments(set, md)
     expr = _expression(filter, md)
-    for name in set:
-        if not isinstance(name, str) or md.schema.field_by_name(name) is None:
-            raise ValidationError("column to set is not in the table schema", field=str(name),
-                                  value=[g.name for g in md.schema.fields])
     snap = branch_snapshot(md, branch)
     if snap is None:
         return None
+    if chosen != MERGE_ON_READ:
+        return _update_copy_on_write(table, set, expr, branch, snapshot_properties)
     hits = _matching(table, snap, expr, None)
     if not hits:
         return None
     names = [f.name for f in md.schema.fields]
     old = pa.concat_tables([rows.select(names) for _, rows in hits])
-    new_rows = conform_to_schema(_assigned(old, table, set), md.schema,
-                                 format_version=md.format_version)
+    new_rows = _assigned(old, table, set)
     producer = _row_delta(table, branch, snapshot_properties)
 
     def stage(written: list[str]) -> bool:
@@ -482,3 +502,33 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
 
     return _commit_staged(table, producer, stage)
 
+
+def _update_copy_on_write(table: Table, set: Mapping[str, Assignment], expr: Expression,
+                          branch: str, snapshot_properties: Mapping[str, str] | None
+                          ) -> Snapshot | None:
+    """Rewrite the files holding rows matching ``expr`` (live rows only: earlier deletes stay
+    applied) with the matching rows changed and the others as they were, in one
+    ``overwrite`` snapshot validated as Spark's copy-on-write update (isolation level
+    ``write.update.isolation-level``)."""
+    md = table.metadata
+    plan = plan_copy_on_write(table.io, md, expr, branch=branch, read_matches=True)
+    if plan.matched_rows is None:
+        return None
+    parts = [_assigned(plan.matched_rows, table, set)]
+    if plan.keep_rows is not None:
+        parts.insert(0, conform_to_schema(plan.keep_rows, md.schema,
+                                          format_version=md.format_version))
+    rows = pa.concat_tables(parts)
+    catalog, identifier = table._writable()
+    producer = OverwriteFiles(catalog, identifier, table.io, branch=branch,
+                              snapshot_properties=snapshot_properties)
+    producer.check_branch(md)
+    _validated(producer, md, plan, expr, "update")
+    for f in plan.remove:
+        producer.delete_file(f)
+    try:
+        producer.write_data(rows, md)
+    except BaseException:
+        producer.abort()
+        raise
+    return commit_snapshot(table, producer)

@@ -457,9 +457,11 @@ class Table:
                snapshot_properties: Mapping[str, str] | None = None) -> Snapshot | None:
         """Set columns of the rows matching ``filter``: ``t.update({"s": "x"}, "id < 10")``. A
         value is a literal (cast to the column type) or a callable of the matching rows (Arrow)
-        returning a value or one value per row. Merge-on-read (v2+): the changed rows are
-        added and the old ones deleted by position / deletion vector in one ``overwrite``
-        snapshot; None when no row matches."""
+        returning a value or one value per row. One ``overwrite`` snapshot; None when no row
+        matches. ``mode`` (default: table property ``write.update.mode``, else
+        ``copy-on-write``): copy-on-write rewrites the files holding matching rows;
+        merge-on-read (v2+) adds the changed rows and deletes the old ones by position /
+        deletion vector."""
         from icenb.table.row_level import update
 
         return update(self, set, filter, mode=mode, branch=branch,

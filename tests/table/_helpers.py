@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -11,6 +12,8 @@ from icenb.table import Table
 from tests.reference.java_read import normalize
 from tests.reference_fixtures import run_reference_batch
 from tests.table.test_inspect import compare
+
+T = TypeVar("T")
 
 #: A Java result's key: (table name, "rows" or a metadata table, snapshot id).
 Key = tuple[Any, str, int]
@@ -51,3 +54,27 @@ def assert_java_reads_snapshot(t: Table, name: Any, snapshot_id: int,
     for kind in tables:
         assert compare(getattr(t.inspect, kind)(snapshot_id),
                        java[(name, kind, snapshot_id)]) == [], (name, kind, snapshot_id, what)
+
+
+def write_scenarios(warehouse: Any, scenarios: Iterable[Any], ddl: str,
+                    run: Callable[[Table], T]) -> dict[str, T]:
+    """Create each scenario's table (its ``name``, ``partition_by`` and ``format_version``)
+    with ``ddl`` and run ``run`` on it; what each run returned, by table name."""
+    return {sc.name: run(warehouse.create_table(sc.name, ddl, partition_by=list(sc.partition_by),
+                                                format_version=sc.format_version))
+            for sc in scenarios}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A table to write: its name, format version and partition terms."""
+
+    name: str
+    format_version: int
+    partition_by: tuple[str, ...] = ()
+
+
+def v123_scenarios(partition_column: str) -> list[Scenario]:
+    """v1, v2 and v3, each unpartitioned (``db.u<N>``) and by ``partition_column`` (``db.p<N>``)."""
+    return [Scenario(f"db.{'p' if part else 'u'}{v}", v, part)
+            for v in (1, 2, 3) for part in ((), (partition_column,))]

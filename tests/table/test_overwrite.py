@@ -25,10 +25,13 @@ from icenb.table.merging_producer import DeleteFiles, OverwriteFiles, read_entri
 from icenb.table.warehouse import Warehouse
 from tests.table._helpers import (
     Key,
+    Scenario,
     assert_java_reads_snapshot,
     normalized_rows,
     run_keyed,
     snapshot_requests,
+    v123_scenarios,
+    write_scenarios,
 )
 
 DDL = "id long not null, d date, s string, x double"
@@ -51,15 +54,7 @@ def _files(root: Path) -> list[str]:
 # --------------------------------------------------------------------------- scenarios
 
 
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    format_version: int
-    partition_by: tuple[str, ...] = ()
-
-
-SCENARIOS = [Scenario(f"db.{'p' if part else 'u'}{v}", v, part)
-             for v in (1, 2, 3) for part in ((), ("d",))]
+SCENARIOS = v123_scenarios("d")
 
 
 @dataclass
@@ -107,12 +102,7 @@ def _run(t: Table) -> list[tuple[int, str, list[dict[str, Any]]]]:
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> Written:
     wh = icenb.warehouse(tmp_path_factory.mktemp("overwrite"))
-    history = {}
-    for sc in SCENARIOS:
-        t = wh.create_table(sc.name, DDL, partition_by=list(sc.partition_by),
-                            format_version=sc.format_version)
-        history[sc.name] = _run(t)
-    return Written(wh, history)
+    return Written(wh, write_scenarios(wh, SCENARIOS, DDL, _run))
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 import icenb
-from icenb.errors import CommitConflict, UnsupportedFeature, ValidationError
+from icenb.errors import CommitConflict, ValidationError
 from icenb.io.puffin import PuffinReader
 from icenb.spec.deletion_vector import deserialize_deletion_vector
 from icenb.spec.manifest import DataFile, FileFormat
@@ -87,7 +87,8 @@ STEPS: list[Step] = [
      _drop(lambda r: r["id"] < 5 or r["id"] == 33)),
     ("delete", lambda t: t.delete("id >= 45 or id = 6 or id = 31", mode="merge-on-read"),
      _drop(lambda r: r["id"] >= 45 or r["id"] in (6, 31))),
-    ("update", lambda t: t.update({"s": "upd", "v": 1.5}, "id between 10 and 12 or id = 40"),
+    ("update", lambda t: t.update({"s": "upd", "v": 1.5}, "id between 10 and 12 or id = 40",
+                                         mode="merge-on-read"),
      _set_upd),
     ("delete", lambda t: t.delete("s = 'upd' and id = 11", mode="merge-on-read"),
      _drop(lambda r: r["id"] == 11)),
@@ -183,7 +184,7 @@ def test_no_matching_row_commits_nothing(tmp_path: Path) -> None:
     t.delete("id = 1", mode="merge-on-read")
     n = len(t.snapshots)
     assert t.delete("id = 1", mode="merge-on-read") is None  # already deleted
-    assert t.update({"s": "x"}, "id = 1") is None
+    assert t.update({"s": "x"}, "id = 1", mode="merge-on-read") is None
     assert len(t.snapshots) == n
 
 
@@ -206,7 +207,7 @@ def test_update_a_callable_and_a_branch(tmp_path: Path) -> None:
     main_before = t.current_snapshot
     assert main_before is not None
     t.update({"v": lambda rows: [x * 10 for x in rows.column("v").to_pylist()]}, "id >= 3",
-             branch="dev")
+             branch="dev", mode="merge-on-read")
     assert t.current_snapshot == main_before
     dev = {r["id"]: r["v"] for r in t.at("dev").to_arrow().to_pylist()}
     assert dev == {0: 0.0, 1: 0.25, 2: 0.5, 3: 7.5, 4: 10.0}
@@ -262,19 +263,12 @@ def test_v1_tables_refuse_merge_on_read(tmp_path: Path) -> None:
     t.append([row(1)])
     before = _files(tmp_path)
     for call in (lambda: t.delete("id = 1", mode="merge-on-read"),
-                 lambda: t.update({"s": "x"}, "id = 1"),
+                 lambda: t.update({"s": "x"}, "id = 1", mode="merge-on-read"),
                  lambda: t.upsert([row(1)], on="id"),
                  lambda: t.delete_by_key([{"id": 1}], on="id")):
         with pytest.raises(ValidationError, match="upgrade"):
             call()
     assert _files(tmp_path) == before
-
-
-def test_copy_on_write_update_is_not_supported(tmp_path: Path) -> None:
-    t = icenb.warehouse(tmp_path).create_table("db.t", DDL)
-    t.append([row(1)])
-    with pytest.raises(UnsupportedFeature):
-        t.update({"s": "x"}, "id = 1", mode="copy-on-write")
 
 
 # --------------------------------------------------------------------------- conflicts
@@ -301,13 +295,14 @@ def test_concurrent_matching_append_conflicts_when_serializable(tmp_path: Path) 
     t.append([row(i) for i in range(10)])
     wh.table("db.t").append([row(50)])
     with pytest.raises(CommitConflict):
-        t.update({"s": "x"}, "id >= 5")
+        t.update({"s": "x"}, "id >= 5", mode="merge-on-read")
     t.refresh()
     t.set_properties({"write.update.isolation-level": "snapshot"})
     wh.table("db.t").append([row(51)])
     stale = wh.table("db.t")
     t.append([row(52)])
-    assert stale.update({"s": "x"}, "id >= 5") is not None  # snapshot isolation: retried
+    assert stale.update({"s": "x"}, "id >= 5",
+                        mode="merge-on-read") is not None  # snapshot isolation: retried
 
 
 # --------------------------------------------------------------------------- peers
