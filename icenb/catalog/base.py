@@ -58,7 +58,9 @@ __all__ = [
     "NamespaceLike",
     "NamespaceNotEmpty",
     "PropertiesUpdateSummary",
+    "bool_property",
     "identifier_to_string",
+    "int_property",
     "metadata_file_bytes",
     "next_metadata_log",
     "purge_table_files",
@@ -138,13 +140,14 @@ def identifier_to_string(identifier: Sequence[str]) -> str:
 # --------------------------------------------------------------------------- table properties
 
 
-def _bool_property(properties: Mapping[str, str], key: str, default: bool) -> bool:
+def bool_property(properties: Mapping[str, str], key: str, default: bool) -> bool:
     """A boolean table property as Java's ``PropertyUtil`` reads it (``true`` ignoring case)."""
     value = properties.get(key)
     return default if value is None else str(value).strip().lower() == "true"
 
 
-def _int_property(properties: Mapping[str, str], key: str, default: int) -> int:
+def int_property(properties: Mapping[str, str], key: str, default: int) -> int:
+    """An integer table property (``ValidationError`` naming it when it is not one)."""
     value = properties.get(key)
     if value is None:
         return default
@@ -178,7 +181,7 @@ def next_metadata_log(metadata: TableMetadata, base_location: str | None,
                                   "metadata-log", field="metadata-log", value=base_location)
         log.append(MetadataLogEntry(base_last_updated_ms, base_location))
         changed = True
-    keep = max(1, _int_property(metadata.properties, METADATA_PREVIOUS_VERSIONS_MAX,
+    keep = max(1, int_property(metadata.properties, METADATA_PREVIOUS_VERSIONS_MAX,
                                 METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT))
     if len(log) > keep:
         log = log[len(log) - keep:]
@@ -235,7 +238,7 @@ def reachable_files(metadata: TableMetadata, io: FileIO, metadata_location: str 
     partition statistics files, the ``metadata-log`` files and ``metadata_location``."""
     failures = [] if failures is None else failures
     if include_content is None:
-        include_content = _bool_property(metadata.properties, GC_ENABLED, True)
+        include_content = bool_property(metadata.properties, GC_ENABLED, True)
     manifests = _manifests_of(metadata, io, failures)
     files: dict[str, None] = {}
     if include_content and manifests:
@@ -481,7 +484,7 @@ class Catalog(ABC):
                                  committed: TableMetadata, new_location: str) -> None:
         """After a commit: delete metadata files that fell off the log, when the table says so
         (``write.metadata.delete-after-commit.enabled``); failures are ignored, as Java."""
-        if not _bool_property(committed.properties, METADATA_DELETE_AFTER_COMMIT, False):
+        if not bool_property(committed.properties, METADATA_DELETE_AFTER_COMMIT, False):
             return
         try:
             base = base_metadata or self._read_table_metadata(ident, base_location)

@@ -18,7 +18,8 @@ Decisions where the spec is silent follow Iceberg Java 1.10's ``RemoveSnapshots`
   than the table-level age limit (Java's ``unreferencedSnapshotsToRetain``);
 * ``snapshot_ids`` expire in addition to what the policy expires, even when the policy would
   keep them; a snapshot a kept ref points at cannot be named;
-* ``gc.enabled=false`` refuses the operation (deleting files may corrupt other tables).
+* ``gc.enabled`` other than ``true`` refuses the operation (deleting files may corrupt
+  other tables).
 
 The commit is ``RemoveSnapshotRef`` for each dropped ref, ``RemoveStatistics`` /
 ``RemovePartitionStatistics`` and ``RemoveSnapshots``, retried on conflicts (the retention is
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from icenb.catalog.base import GC_ENABLED, bool_property, int_property
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
@@ -76,7 +78,6 @@ __all__ = [
 MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
 MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
 MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
-_GC_ENABLED = "gc.enabled"
 _DEFAULT_MIN_SNAPSHOTS = 1
 _DEFAULT_MAX_SNAPSHOT_AGE_MS = 5 * 24 * 60 * 60 * 1000  # 5 days
 _FOREVER = 2**63 - 1
@@ -89,19 +90,9 @@ _CONTENT_KIND = {int(FileContent.DATA): "data_files",
                  int(FileContent.EQUALITY_DELETES): "equality_delete_files"}
 
 
-def _int_property(properties: Mapping[str, str], key: str, default: int) -> int:
-    value = properties.get(key)
-    if value is None:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ValidationError("table property is not an integer", field=key,
-                              value=value) from None
-
-
 def _gc_enabled(properties: Mapping[str, str]) -> bool:
-    return properties.get(_GC_ENABLED, "true").strip().lower() != "false"
+    """``gc.enabled`` as Java's ``PropertyUtil`` and icenb's purge read it: only ``true``."""
+    return bool_property(properties, GC_ENABLED, True)
 
 
 # --------------------------------------------------------------------------- retention
@@ -129,11 +120,11 @@ def plan_retention(metadata: TableMetadata, *, now_ms: int, older_than_ms: int |
     """
     props = metadata.properties
     default_older_than = (older_than_ms if older_than_ms is not None else
-                          now_ms - _int_property(props, MAX_SNAPSHOT_AGE_MS,
+                          now_ms - int_property(props, MAX_SNAPSHOT_AGE_MS,
                                                  _DEFAULT_MAX_SNAPSHOT_AGE_MS))
     default_min = (retain_last if retain_last is not None else
-                   _int_property(props, MIN_SNAPSHOTS_TO_KEEP, _DEFAULT_MIN_SNAPSHOTS))
-    default_max_ref_age = _int_property(props, MAX_REF_AGE_MS, _FOREVER)
+                   int_property(props, MIN_SNAPSHOTS_TO_KEEP, _DEFAULT_MIN_SNAPSHOTS))
+    default_max_ref_age = int_property(props, MAX_REF_AGE_MS, _FOREVER)
     explicit = list(dict.fromkeys(snapshot_ids))
     for sid in explicit:
         if metadata.snapshot_by_id(sid) is None:
@@ -329,9 +320,9 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
     now = int(time.time() * 1000) if now_ms is None else now_ms
     base = table.metadata
     if not _gc_enabled(base.properties):
-        raise ValidationError("cannot expire snapshots: gc.enabled is false (deleting files "
-                              "may corrupt other tables)", field=_GC_ENABLED,
-                              value=base.properties.get(_GC_ENABLED))
+        raise ValidationError("cannot expire snapshots: gc.enabled is not true (deleting files "
+                              "may corrupt other tables)", field=GC_ENABLED,
+                              value=base.properties.get(GC_ENABLED))
 
     def plan_on(metadata: TableMetadata) -> RetentionPlan:
         return plan_retention(metadata, now_ms=now, older_than_ms=older_than_ms,
@@ -350,8 +341,8 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
 
     def build(metadata: TableMetadata) -> MetadataChange:
         if not _gc_enabled(metadata.properties):
-            raise ValidationError("cannot expire snapshots: gc.enabled is false",
-                                  field=_GC_ENABLED, value=metadata.properties.get(_GC_ENABLED))
+            raise ValidationError("cannot expire snapshots: gc.enabled is not true",
+                                  field=GC_ENABLED, value=metadata.properties.get(GC_ENABLED))
         plan = plan_on(metadata)
         attempts.append((metadata, plan))
         return MetadataChange(_changes(metadata, plan), uuid_requirement(metadata))

@@ -284,11 +284,13 @@ def test_refused_requests_change_nothing(tmp_path: Path) -> None:
         t.expire_snapshots(retain_last=0)
     with pytest.raises(ValidationError):
         t.expire_snapshots(older_than=[1])  # type: ignore[arg-type]
-    t.set_properties({"gc.enabled": "false"})
-    with pytest.raises(ValidationError, match=r"gc\.enabled"):
-        t.expire_snapshots(int(time.time() * 1000) + 1)
-    assert before[0] <= _files(tmp_path)  # nothing deleted
-    assert len(t.snapshots) == 3
+    # As Java's PropertyUtil (and icenb's purge): only "true" enables garbage collection.
+    for off in ("false", "no", "0"):
+        t.set_properties({"gc.enabled": off})
+        with pytest.raises(ValidationError, match=r"gc\.enabled"):
+            t.expire_snapshots(int(time.time() * 1000) + 1)
+        assert before[0] <= _files(tmp_path)  # nothing deleted
+        assert len(t.snapshots) == 3
 
 
 def test_a_failed_commit_deletes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
