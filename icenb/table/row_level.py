@@ -35,12 +35,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, UnsupportedFeature, ValidationError
-from icenb.io.manifest_reader import read_manifest_list, shared_manifest_cache
+from icenb.io.manifest_reader import read_manifest_list
 from icenb.spec.expressions import AlwaysTrue, Expression, In, bind
 from icenb.spec.manifest import (
     DataFile,
     FileContent,
-    FileFormat,
     FileScanTask,
     ManifestContent,
 )
@@ -73,7 +72,6 @@ from icenb.table.merging_producer import (
     isolation_level,
 )
 from icenb.table.scan import Scan
-from icenb.table.scan_planning import _content_files, plan_files
 from icenb.table.snapshot_producer import as_arrow_table, branch_snapshot, commit_snapshot
 from icenb.table.task_reader import read_task
 
@@ -155,7 +153,7 @@ def _positions(rows: pa.Table) -> npt.NDArray[np.int64]:
     return np.asarray(rows.column(ROW_POSITION.name).to_numpy(), dtype=np.int64)
 
 
-def _write_position_deletes(table: Table, snap: Snapshot,
+def _write_position_deletes(table: Table,
                             hits: Sequence[tuple[FileScanTask, pa.Table]],
                             operation_id: str, written: list[str]
                             ) -> tuple[list[DataFile], list[DataFile]]:
@@ -181,34 +179,10 @@ def _write_position_deletes(table: Table, snap: Snapshot,
             if is_file_scoped(d):
                 removed.setdefault((d.file_path, d.content_offset), d)
         merged.append((task.data_file, np.unique(np.concatenate(parts))))
-    merged += _sibling_dvs(table, snap, removed, {f.file_path for f, _ in merged})
     added = write_deletion_vectors(table.io, merged, location_provider=provider,
                                    operation_id=operation_id)
     written.extend({f.file_path: None for f in added})
     return added, list(removed.values())
-
-
-def _sibling_dvs(table: Table, snap: Snapshot, removed: dict[tuple[str, int | None], DataFile],
-                 merged: set[str]) -> list[tuple[DataFile, npt.NDArray[np.int64]]]:
-    """The other live DVs stored in the Puffin files of removed DVs: carried over into the new
-    Puffin file (and removed with it), so that removing a DV never drops a sibling's deletes
-    whatever granularity the removal has (decision: a DV's file may be shared)."""
-    puffins = {d.file_path for d in removed.values() if d.file_format == FileFormat.PUFFIN}
-    if not puffins:
-        return []
-    md = table.metadata
-    plan = plan_files(table.io, md, snapshot_id=snap.snapshot_id, schema=md.schema,
-                      column_stats=False, cache=shared_manifest_cache(table.io))
-    out = []
-    for d in _content_files(plan.delete_entries, md.specs_by_id, md.schema):
-        if (d.file_path in puffins and d.referenced_data_file is not None
-                and d.referenced_data_file not in merged):
-            removed.setdefault((d.file_path, d.content_offset), d)
-            data = DataFile(content=FileContent.DATA, file_path=d.referenced_data_file,
-                            file_format=FileFormat.PARQUET, partition=d.partition,
-                            record_count=0, file_size_in_bytes=0, spec_id=d.spec_id)
-            out.append((data, load_positions(table.io, d, d.referenced_data_file)))
-    return out
 
 
 def _validate(producer: RowDelta, snap: Snapshot | None, expr: Expression,
@@ -228,7 +202,7 @@ def _stage_position_deletes(table: Table, producer: RowDelta, snap: Snapshot,
                             level: str, written: list[str]) -> None:
     """Delete the hit rows by position (v2) or DV (v3) in ``producer``, validated as a
     merge-on-read delete of ``expr``."""
-    added, removed = _write_position_deletes(table, snap, hits, producer.commit_uuid, written)
+    added, removed = _write_position_deletes(table, hits, producer.commit_uuid, written)
     producer.add_deletes(added)
     if removed:
         producer.remove_deletes(removed)

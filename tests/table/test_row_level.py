@@ -177,6 +177,27 @@ def test_the_second_delete_replaces_the_dv_with_the_union(written: Written) -> N
                for e in entries)
 
 
+def test_replacing_one_dv_keeps_its_siblings_in_the_same_puffin_file(tmp_path: Path) -> None:
+    """One Puffin file holds the DVs of both data files; a later delete from one file
+    replaces only that DV (removed by path and offset) and the other stays live."""
+    t = icenb.warehouse(tmp_path).create_table("db.t", DDL, format_version=3)
+    t.append([row(i) for i in range(5)])
+    t.append([row(i) for i in range(5, 10)])
+    t.delete("id in (1, 6)", mode="merge-on-read")
+    first = [f for f in t.inspect.files().to_pylist() if f["content"] == 1]
+    assert len(first) == 2 and len({f["file_path"] for f in first}) == 1
+    t.delete("id = 2", mode="merge-on-read")
+    summary = t.current_snapshot.summary if t.current_snapshot else None
+    assert summary is not None
+    assert summary.properties["added-dvs"] == "1" and summary.properties["removed-dvs"] == "1"
+    now = {f["referenced_data_file"]: f for f in t.inspect.files().to_pylist()
+           if f["content"] == 1}
+    (kept,) = [f for f in first if f["record_count"] == 1
+               and now[f["referenced_data_file"]]["file_path"] == f["file_path"]]
+    assert now[kept["referenced_data_file"]]["content_offset"] == kept["content_offset"]
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [0, 3, 4, 5, 7, 8, 9]
+
+
 def test_no_matching_row_commits_nothing(tmp_path: Path) -> None:
     t = icenb.warehouse(tmp_path).create_table("db.t", DDL, format_version=3)
     assert delete_merge_on_read(t, "id = 1") is None  # empty table
