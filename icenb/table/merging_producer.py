@@ -842,8 +842,7 @@ class MergingSnapshotProducer(SnapshotProducer):
         """Commit (see :meth:`SnapshotProducer.commit`); manifests written by attempts that
         lost are deleted after success."""
         committed = super().commit(base)
-        self._delete([p for p in self._written if p.endswith(".avro") and p not in self._used
-                      and "/metadata/" in p.replace("\\", "/")])
+        self._delete([p for p in self._manifests_written if p not in self._used])
         return committed
 
 
@@ -1059,15 +1058,22 @@ class RowDelta(MergingSnapshotProducer):
         self._validate_added_dvs(base, parent)
 
     def _check_live(self, base: TableMetadata, parent: Snapshot) -> None:
-        live: set[str] = set()
-        for m in read_manifest_list(self._io, parent, base.format_version):
-            if m.content != ManifestContent.DATA:
-                continue
-            if not (m.has_added_files() or m.has_existing_files()):
-                continue
-            live.update(e.data_file.file_path for e in read_entries(self._io, m, base)
-                        if e.is_live)
-        missing = sorted(self._referenced_data_files - live)
+        """The data files the new deletes reference are still in the table: none was deleted
+        by a snapshot since the starting one (Java's ``validateDataFilesExist``; nothing to
+        read when no commit came in between). Without a starting snapshot, the parent's live
+        files are checked."""
+        if self._starting_snapshot_id is not None:
+            gone = {f.file_path for _, f in self._new_entries(
+                base, parent, _DELETED_DATA_OPS, ManifestContent.DATA, EntryStatus.DELETED)}
+            missing = sorted(self._referenced_data_files & gone)
+        else:
+            live: set[str] = set()
+            for m in read_manifest_list(self._io, parent, base.format_version):
+                if m.content == ManifestContent.DATA and (m.has_added_files()
+                                                          or m.has_existing_files()):
+                    live.update(e.data_file.file_path for e in read_entries(self._io, m, base)
+                                if e.is_live)
+            missing = sorted(self._referenced_data_files - live)
         if missing:
             raise CommitConflict("data files referenced by the new deletes are no longer in "
                                  "the table (removed concurrently)", file=missing[0],

@@ -336,6 +336,8 @@ class SnapshotProducer(ABC):
         self._sleep = sleep
         #: Files written for the operation that every attempt uses (data files, manifests).
         self._written: list[str] = []
+        #: The manifests among them (those an attempt that lost may leave unused).
+        self._manifests_written: list[str] = []
 
     @property
     def commit_uuid(self) -> str:
@@ -382,6 +384,7 @@ class SnapshotProducer(ABC):
                                   content, list(entries), snapshot_id=snapshot_id,
                                   properties=base.properties)
         self._written.append(location)
+        self._manifests_written.append(location)
         return manifest
 
     def _write_rows(self, data: Any, metadata: TableMetadata,

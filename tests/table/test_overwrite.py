@@ -249,6 +249,24 @@ def test_concurrent_delete_of_a_replaced_file_conflicts(tmp_path: Path) -> None:
     assert ids_of(b) == [i for i in range(12) if i not in (3, 6)]
 
 
+def test_manifests_of_a_lost_attempt_are_deleted_wherever_metadata_goes(tmp_path: Path) -> None:
+    """The retry re-filters the manifest a concurrent delete rewrote; the manifest the first
+    attempt wrote is then unused and deleted after the commit, also when
+    write.metadata.path has no /metadata/ segment."""
+    meta = tmp_path / "meta-files"
+    a, b = _two(tmp_path, **{"write.metadata.path": str(meta)})
+    b.delete("d = '2024-01-02'")  # rewrites the manifest both files are listed in
+    a.delete("d = '2024-01-01'")  # built on the stale state, conflicts once, re-applied
+    assert ids_of(a) == [i for i in range(12) if i % 3 == 2]
+    referenced: set[str] = set()
+    for snap in a.snapshots:
+        assert snap.manifest_list is not None
+        referenced.add(snap.manifest_list)
+        referenced.update(m.manifest_path
+                          for m in read_manifest_list(a.io, snap, a.format_version))
+    assert {str(p) for p in meta.glob("*.avro")} == referenced
+
+
 def test_concurrent_append_outside_the_filter_is_reapplied(tmp_path: Path) -> None:
     a, b = _two(tmp_path)
     a.append(rows([13]))  # d = 2024-01-02, not matched by b's filter
