@@ -38,7 +38,7 @@ from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
 from icenb.spec.evaluators import row_evaluator
 from icenb.spec.expression_parser import parse
-from icenb.spec.expressions import AlwaysFalse, AlwaysTrue, Expression, bind
+from icenb.spec.expressions import AlwaysFalse, AlwaysTrue, Expression, bind, or_
 from icenb.spec.manifest import (
     DataFile,
     EntryStatus,
@@ -421,7 +421,6 @@ class MergingSnapshotProducer(SnapshotProducer):
         if self._row_filter is None:
             self._row_filter = e
         else:
-            from icenb.spec.expressions import or_
             self._row_filter = or_(self._row_filter, e)
 
     def case_sensitive(self, value: bool) -> MergingSnapshotProducer:

@@ -308,9 +308,6 @@ class Table:
         ``ManageSnapshots``; see :mod:`icenb.table.manage_snapshots`)."""
         return refs_ops.ManageSnapshots(self)
 
-    def _one_ref_change(self) -> refs_ops.ManageSnapshots:
-        return refs_ops.ManageSnapshots(self)
-
     def create_branch(self, name: str, snapshot_id: int | None = None, *,
                       min_snapshots_to_keep: int | None = None,
                       max_snapshot_age_ms: int | None = None,
@@ -325,38 +322,38 @@ class Table:
     def create_tag(self, name: str, snapshot_id: int | None = None, *,
                    max_ref_age_ms: int | None = None) -> SnapshotRef:
         """Create tag ``name`` at ``snapshot_id`` (default: the current snapshot); the ref."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             return m.create_tag(name, snapshot_id, max_ref_age_ms=max_ref_age_ms)
 
     def replace_branch(self, name: str, source: int | str) -> SnapshotRef:
         """Point branch ``name`` at a snapshot id or at ref ``source``'s snapshot (retention
         kept); the ref."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             return m.replace_branch(name, source)
 
     def replace_tag(self, name: str, source: int | str) -> SnapshotRef:
         """Point tag ``name`` at a snapshot id or at ref ``source``'s snapshot; the ref."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             return m.replace_tag(name, source)
 
     def fast_forward(self, branch: str, to: str) -> SnapshotRef:
         """Move ``branch`` to ref ``to``'s snapshot, which must descend from the branch's."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             return m.fast_forward(branch, to)
 
     def rename_branch(self, name: str, new_name: str) -> SnapshotRef:
         """Rename a branch (not ``main``); the ref."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             return m.rename_branch(name, new_name)
 
     def remove_branch(self, name: str) -> None:
         """Remove a branch (not ``main``); its snapshots stay until they expire."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             m.remove_branch(name)
 
     def remove_tag(self, name: str) -> None:
         """Remove a tag."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             m.remove_tag(name)
 
     def set_branch_retention(
@@ -365,14 +362,14 @@ class Table:
             max_ref_age_ms: int | refs_ops.Unset | None = refs_ops.UNSET) -> SnapshotRef:
         """Set a branch's retention: the settings given replace its own (None clears one;
         spec: "Snapshot Retention Policy": positive values); the ref."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             return m.set_branch_retention(
                 name, min_snapshots_to_keep=min_snapshots_to_keep,
                 max_snapshot_age_ms=max_snapshot_age_ms, max_ref_age_ms=max_ref_age_ms)
 
     def set_ref_retention(self, name: str, *, max_ref_age_ms: int | None) -> SnapshotRef:
         """Set how long a branch or tag is kept (``max-ref-age-ms``; None: forever)."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             return m.set_ref_retention(name, max_ref_age_ms=max_ref_age_ms)
 
     def rollback_to(self, target: int | str | datetime | None = None, /, *,
@@ -381,13 +378,13 @@ class Table:
         snapshot (a ref name), or the newest ancestor committed strictly before a time
         (``datetime``, ISO-8601 string or ``timestamp_ms=``), as Java's ``rollbackTo`` /
         ``rollbackToTime``; the snapshot now at the head."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             return m.rollback_to(target, timestamp_ms=timestamp_ms, branch=branch)
 
     def set_current_snapshot(self, snapshot_id: int) -> Snapshot:
         """Make any snapshot the current one (``main``'s head), as Java's
         ``setCurrentSnapshot``; the snapshot."""
-        with self._one_ref_change() as m:
+        with self.manage_snapshots() as m:
             return m.set_current_snapshot(snapshot_id)
 
     def cherry_pick(self, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> Snapshot:

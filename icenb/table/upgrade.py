@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING
 from icenb.errors import UnsupportedVersion, ValidationError
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.table_updates import (
-    AssertTableUUID,
     AssignUUID,
-    TableRequirement,
     TableUpdate,
     UpgradeFormatVersion,
 )
@@ -49,7 +47,7 @@ def _check(metadata: TableMetadata, format_version: int) -> None:
 
 def upgrade_format_version(table: Table, format_version: int) -> bool:
     """Upgrade ``table`` to ``format_version`` in one commit; False when it already is."""
-    from icenb.table.table_update import MetadataChange, commit_change
+    from icenb.table.table_update import MetadataChange, commit_change, uuid_requirement
 
     _check(table.metadata, format_version)
     if format_version == table.metadata.format_version:
@@ -59,13 +57,10 @@ def upgrade_format_version(table: Table, format_version: int) -> bool:
     def build(metadata: TableMetadata) -> MetadataChange:
         _check(metadata, format_version)
         updates: list[TableUpdate] = []
-        requirements: list[TableRequirement] = []
         if metadata.table_uuid is None:
             updates.append(AssignUUID(new_uuid))
-        else:
-            requirements.append(AssertTableUUID(metadata.table_uuid))
         updates.append(UpgradeFormatVersion(format_version))
-        return MetadataChange(updates, requirements)
+        return MetadataChange(updates, uuid_requirement(metadata))
 
     commit_change(table, build)
     return True
