@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from icenb import errors
+from icenb import (
+    display,
+    errors,
+)
 from icenb.catalog import Catalog, FilesystemCatalog, SqlCatalog, open_catalog
+from icenb.display import get_options, set_options
 from icenb.table import Scan, Table, load_table
 from icenb.table import open_table as open  # icenb.open(location)
 from icenb.table.warehouse import Warehouse, warehouse
@@ -18,9 +22,12 @@ __all__ = [
     "Table",
     "Warehouse",
     "__version__",
+    "display",
     "errors",
+    "get_options",
     "load_table",
     "open",
     "open_catalog",
+    "set_options",
     "warehouse",
 ]

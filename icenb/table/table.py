@@ -35,7 +35,6 @@ from icenb.spec.snapshot import (
     MAIN_BRANCH,
     PartitionStatisticsFile,
     Snapshot,
-    SnapshotLogEntry,
     SnapshotRef,
 )
 from icenb.spec.sort_order import SortField, SortOrder, UnboundSortField
@@ -43,6 +42,7 @@ from icenb.spec.spec_update import SpecUpdate
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table import manage_snapshots as refs_ops
 from icenb.table import table_update
+from icenb.table.history import MetadataLog, SnapshotLog, Snapshots
 from icenb.table.inspect import InspectTables
 from icenb.table.merging_producer import MergeAppend, merge_enabled
 from icenb.table.scan import Scan, _short
@@ -144,9 +144,9 @@ class Table:
         return self._metadata.properties
 
     @property
-    def snapshots(self) -> tuple[Snapshot, ...]:
-        """Every snapshot in the metadata, in metadata order."""
-        return tuple(self._metadata.snapshots)
+    def snapshots(self) -> Snapshots:
+        """Every snapshot in the metadata, in metadata order (a tuple; shows as the tree)."""
+        return Snapshots(self._metadata.snapshots, self._metadata, self.metadata_location)
 
     @property
     def current_snapshot(self) -> Snapshot | None:
@@ -164,9 +164,14 @@ class Table:
         return InspectTables(self)
 
     @property
-    def history(self) -> tuple[SnapshotLogEntry, ...]:
+    def history(self) -> SnapshotLog:
         """The snapshot log: when each snapshot became current (spec: ``snapshot-log``)."""
-        return tuple(self._metadata.snapshot_log)
+        return SnapshotLog(self._metadata.snapshot_log, self._metadata, self.metadata_location)
+
+    @property
+    def metadata_log(self) -> MetadataLog:
+        """Previous metadata files, oldest first (spec: ``metadata-log``)."""
+        return MetadataLog(self._metadata.metadata_log, self._metadata, self.metadata_location)
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         """The snapshot with this id; ``NoSuchSnapshot`` when absent (e.g. expired)."""

@@ -1,0 +1,26 @@
+"""Rich display: HTML and text reprs for every public object, and graphs (DESIGN.md, display/).
+
+Importing this package registers the renderers and attaches ``_repr_mimebundle_`` to the
+classes of the lower layers; those layers never import it.
+"""
+
+from __future__ import annotations
+
+from icenb.display.graph import Graph
+from icenb.display.options import DisplayOptions, get_options, reset_options, set_options
+from icenb.display.registry import Rendered, install, mimebundle, register, render
+
+__all__ = [
+    "DisplayOptions",
+    "Graph",
+    "Rendered",
+    "get_options",
+    "install",
+    "mimebundle",
+    "register",
+    "render",
+    "reset_options",
+    "set_options",
+]
+
+install()

