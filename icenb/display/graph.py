@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 from icenb.display import html as h
@@ -44,7 +45,12 @@ class Graph:
         """The graph as an HTML fragment: the SVG, or the DOT text with the reason."""
         svg, why = render_svg(self.dot)
         if svg is not None:
-            body = f'<div class="icenb-graph">{svg}</div>'
+            # An <img> with a data URI, not inline <svg>: JupyterLab strips <svg> (and <style>)
+            # from untrusted notebooks but keeps data-URI images, so the graph shows either way.
+            # The palette (pastel fills, dark text, mid-grey edges) reads on light and dark.
+            data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+            body = (f'<div class="icenb-graph"><img alt="{h.esc(self.title)}" '
+                    f'src="data:image/svg+xml;base64,{data}"/></div>')
         else:
             body = (h.muted(f"no graph renderer ({why}); the DOT source follows")
                     + h.pre(self.dot))

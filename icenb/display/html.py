@@ -55,7 +55,7 @@ border:1px solid currentColor;margin-right:3px;white-space:nowrap}
 .icenb .icenb-error{color:var(--icenb-error)}
 .icenb .icenb-cols{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
 .icenb .icenb-cols>div{flex:1 1 320px;min-width:0}
-.icenb .icenb-graph svg{max-width:100%;height:auto}
+.icenb .icenb-graph img{max-width:100%;height:auto}
 .icenb .icenb-graph g.edge path,.icenb .icenb-graph g.edge polygon{
 stroke:var(--icenb-fg2)}
 .icenb .icenb-graph g.edge polygon{fill:var(--icenb-fg2)}

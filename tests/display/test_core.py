@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -83,6 +84,10 @@ def test_render_svg_with_wasm_and_without_renderer() -> None:
     assert why is None and svg is not None
     assert svg.startswith("<svg") and "<?xml" not in svg and "<!--" not in svg
     assert "Snapshot 1" in svg and "Manifest &lt;x&gt;" in svg
+    with icenb.set_options(display_graph_renderer="wasm"):
+        shown = Graph(src, "s1", title="t")._repr_mimebundle_()  # type: ignore[attr-defined]
+    uri = re.search(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', shown["text/html"])
+    assert uri is not None and base64.b64decode(uri.group(1)).decode() == svg
     with icenb.set_options(display_graph_renderer="none"):
         g = Graph(src, "s1\n  m", title="t")
         bundle = g._repr_mimebundle_()  # type: ignore[attr-defined]
