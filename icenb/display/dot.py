@@ -9,7 +9,6 @@ read on light and dark themes; the HTML wrapper re-colors edges and free text by
 
 from __future__ import annotations
 
-import html as _html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -48,14 +47,20 @@ def quote(text: object) -> str:
     return '"' + s.replace("\r", "").replace("\n", "\\n") + '"'
 
 
-def escape_html(text: object, limit: int | None = None) -> str:
-    """Text for inside a Graphviz HTML-like label, cut to the display_max_string option."""
-    return _html.escape(cut(text, limit), quote=True)
+def record_escape(text: object, limit: int | None = None) -> str:
+    """Text for one field of a record label (escapes the record syntax ``{}|<>`` and quotes)."""
+    out = cut(text, limit).replace("\\", "\\\\").replace("\r", "").replace("\n", " ")
+    for ch in '{}|<>"':
+        out = out.replace(ch, "\\" + ch)
+    return out
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell of an HTML-like table label: escaped text plus optional bold/colour/port."""
+    """One cell of a table label: text and an optional port edges can start or end at.
+
+    ``bold`` and ``color`` are kept for callers' intent; record labels draw plain text.
+    """
 
     text: str
     bold: bool = False
@@ -64,38 +69,35 @@ class Cell:
     align: str = "LEFT"
 
     def render(self) -> str:
-        body = escape_html(self.text) or " "
-        if self.bold:
-            body = f"<B>{body}</B>"
-        if self.color:
-            body = f'<FONT COLOR="{self.color}">{body}</FONT>'
-        port = f' PORT="{escape_html(self.port)}"' if self.port else ""
-        return f'<TD ALIGN="{self.align}" BALIGN="LEFT"{port}>{body}</TD>'
+        port = f"<{record_escape(self.port)}> " if self.port else ""
+        body = record_escape(self.text) or " "
+        return port + body + ("\\l" if self.align == "LEFT" else "")
+
+
+RECORD = "\x00record:"  # marks a label built by table_label (a record, not plain text)
 
 
 def table_label(title: str, rows: Sequence[Sequence[str | Cell]], *, kind: str,
-                subtitle: str | None = None) -> str:
-    """An HTML-like label drawing a node as a table: a title row, then one row per entry."""
-    fill, stroke = PALETTE.get(kind, PALETTE["folded"])
+                subtitle: str | None = None, rankdir: str = "TB") -> str:
+    """A node drawn as a table: a title, then one row per entry, columns aligned.
+
+    Graphviz record labels, not HTML-like ones: the WebAssembly build of graphviz has no HTML
+    labels (it draws the node id instead), while records render the same everywhere. Pass the
+    result to ``Dot.node(..., html=True)``; ``rankdir`` must be the graph's.
+    """
+    del kind  # the node's kind gives its colors (Dot.node)
     width = max([len(r) for r in rows] + [1])
-    head = f"<B>{escape_html(title)}</B>"
-    if subtitle:
-        head += f'<BR/><FONT POINT-SIZE="9">{escape_html(subtitle)}</FONT>'
-    out = [f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" '
-           f'BGCOLOR="{fill}" COLOR="{stroke}">',
-           f'<TR><TD COLSPAN="{width}" ALIGN="CENTER">{head}</TD></TR>']
-    for r in rows:
-        cells = [c if isinstance(c, Cell) else Cell(str(c)) for c in r]
-        if len(cells) < width:
-            last = cells[-1] if cells else Cell("")
-            span = width - len(cells) + 1
-            rendered = "".join(c.render() for c in cells[:-1])
-            rendered += last.render().replace("<TD ", f'<TD COLSPAN="{span}" ', 1)
-        else:
-            rendered = "".join(c.render() for c in cells)
-        out.append(f'<TR>{rendered}</TR>')
-    out.append("</TABLE>>")
-    return "".join(out)
+    grid = [[c if isinstance(c, Cell) else Cell(str(c)) for c in r] for r in rows]
+    for r in grid:
+        r.extend(Cell("") for _ in range(width - len(r)))
+    head = record_escape(title) + (f"\\n{record_escape(subtitle)}" if subtitle else "")
+    if not grid:
+        body = head
+    else:
+        cols = "|".join("{" + "|".join(r[i].render() for r in grid) + "}" for i in range(width))
+        body = f"{head}|{{{cols}}}"
+    # Top-to-bottom graphs stack record fields left to right unless wrapped in braces.
+    return RECORD + (f"{{{body}}}" if rankdir in ("TB", "BT") else body)
 
 
 class Dot:
@@ -112,18 +114,21 @@ class Dot:
 
     def node(self, node_id: str, label: str, *, kind: str, html: bool = False,
              **attrs: str) -> None:
-        """A node of ``kind`` (a PALETTE key); ``html=True`` when ``label`` is a table label."""
+        """A node of ``kind`` (a PALETTE key); ``html=True`` when ``label`` is a table_label."""
         if node_id in self._nodes:
             return
         self._nodes.add(node_id)
         fill, stroke = PALETTE.get(kind, PALETTE["folded"])
-        base = {"class": kind}
+        base = {"class": kind, "shape": "box", "style": "rounded,filled", "fillcolor": fill,
+                "color": stroke}
         if html:
-            base.update(shape="plain")
+            if not label.startswith(RECORD):
+                raise ValueError("html=True takes a label built by table_label()")
+            base["shape"] = "Mrecord"
+            lab = '"' + label[len(RECORD):] + '"'  # fields are escaped already
         else:
-            base.update(shape="box", style="rounded,filled", fillcolor=fill, color=stroke)
+            lab = quote(label)
         base.update(attrs)
-        lab = label if html else quote(label)
         self._lines.append(f"{'  ' * (self._depth + 1)}{quote(node_id)} [label={lab}"
                            + "".join(f" {k}={quote(v)}" for k, v in base.items()) + "];")
 

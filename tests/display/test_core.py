@@ -12,7 +12,7 @@ import icenb
 from icenb.display import Graph, Rendered, mimebundle, register, render, reset_options
 from icenb.display import html as h
 from icenb.display import text as tx
-from icenb.display.dot import Dot, quote, table_label
+from icenb.display.dot import Cell, Dot, quote, table_label
 from icenb.display.fmt import fold, size, timestamp
 from icenb.display.registry import install
 from icenb.display.render import render_svg
@@ -67,10 +67,30 @@ def test_dot_escapes_labels_and_html_tables() -> None:
     d.edge("a", "b", label="ADDED")
     src = d.source()
     assert quote('say "hi"\\now') in src
-    assert "M &lt;1&gt;" in src and "f&amp;g.parquet" in src
+    assert "M \\<1\\>" in src and "f&g.parquet" in src  # record syntax escaped
     assert '"a" -> "b" [label=" ADDED "];' in src
     assert 'bgcolor="transparent"' in src
     assert d.source() == src  # deterministic
+    with icenb.set_options(display_graph_renderer="wasm"):
+        svg, _ = render_svg(src)
+    assert svg is not None and "M &lt;1&gt;" in svg and "f&amp;g.parquet" in svg  # drawn
+
+
+def test_table_label_aligns_columns_and_keeps_ports() -> None:
+    label = table_label("Manifest", [[Cell("ADDED", port="r0"), "a|b.parquet"], ["EXISTING"]],
+                        kind="data_manifest")
+    d = Dot("g")
+    d.node("m", label, kind="data_manifest", html=True)
+    d.node("f", "a|b.parquet", kind="data_file")
+    d.edge("m:r0", "f")
+    src = d.source()
+    assert '"{Manifest|{{<r0> ADDED\\l|EXISTING\\l}|{a\\|b.parquet\\l| \\l}}}"' in src
+    assert '"m":"r0" -> "f"' in src
+    with icenb.set_options(display_graph_renderer="wasm"):
+        svg, why = render_svg(src)
+    assert why is None and svg is not None and "a|b.parquet" in svg and "EXISTING" in svg
+    with pytest.raises(ValueError):
+        d.node("x", "plain text", kind="data_file", html=True)
 
 
 def test_render_svg_with_wasm_and_without_renderer() -> None:
