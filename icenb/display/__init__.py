@@ -7,8 +7,8 @@ classes of the lower layers; those layers never import it.
 from __future__ import annotations
 
 from icenb.display.graph import Graph
-from icenb.display.options import DisplayOptions, get_options, reset_options, set_options
 from icenb.display.registry import Rendered, install, mimebundle, register, render
+from icenb.options import DisplayOptions, get_options, reset_options, set_options
 
 __all__ = [
     "DisplayOptions",

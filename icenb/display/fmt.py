@@ -6,7 +6,7 @@ import datetime as _dt
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from icenb.display.options import get_options
+from icenb.options import get_options
 
 T = TypeVar("T")
 

