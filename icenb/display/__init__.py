@@ -23,4 +23,11 @@ __all__ = [
     "set_options",
 ]
 
+# Renderers register themselves on import.
+from icenb.display import (  # noqa: F401, I001
+    schema_repr,
+    snapshot_repr,
+    view_repr,
+)
+
 install()

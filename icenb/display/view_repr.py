@@ -1,0 +1,238 @@
+"""Reprs of view metadata, view versions, representations and the version log.
+
+Spec: "Iceberg View Spec" (View Metadata, Versions, Representations, Version log) and the early
+draft (``view-spec-draft.txt``) for documents loaded as ``DraftViewMetadata``. SQL text is
+escaped and shown in full up to ``SQL_LIMIT`` characters, then cut with a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from icenb.display import fmt
+from icenb.display import html as h
+from icenb.display import text as tx
+from icenb.options import get_options
+from icenb.display.registry import Rendered, register, render
+from icenb.display.schema_repr import fold_html, fold_text
+from icenb.display.snapshot_repr import properties_fragment
+from icenb.spec.view_metadata import (
+    DraftSQLViewRepresentation,
+    DraftViewMetadata,
+    DraftViewVersion,
+    SQLViewRepresentation,
+    UnknownViewRepresentation,
+    ViewHistoryEntry,
+    ViewMetadata,
+    ViewVersion,
+)
+
+__all__ = ["SQL_LIMIT", "sql_fragment", "view_metadata_repr", "view_version_repr"]
+
+#: Characters of one SQL text shown before it is cut (view definitions are read in full).
+SQL_LIMIT = 4000
+
+
+def _sql_cut(sql: str) -> str:
+    if len(sql) <= SQL_LIMIT:
+        return sql
+    return sql[:SQL_LIMIT] + f"\n… {len(sql) - SQL_LIMIT:,} more characters …"
+
+
+def sql_fragment(dialect: str, sql: str) -> Rendered:
+    """One SQL representation: the dialect, then the escaped SQL in ``<pre>``."""
+    text = _sql_cut(sql)
+    return Rendered(f"{h.badge(dialect, 'info')}{h.pre(text)}",
+                    f"[{dialect}]\n" + tx.indent(text, "  "))
+
+
+def _rep_fragment(rep: Any) -> Rendered:
+    if isinstance(rep, (SQLViewRepresentation, DraftSQLViewRepresentation)):
+        return sql_fragment(rep.dialect, rep.sql)
+    if isinstance(rep, UnknownViewRepresentation):
+        keys = ", ".join(sorted(str(k) for k in rep.raw))
+        note = f"unknown representation type; keys: {keys}"
+        return Rendered(f"{h.badge(rep.type, 'warn')} {h.muted(note)}", f"[{rep.type}] {note}")
+    return Rendered(h.esc(rep), fmt.cut(rep))
+
+
+def _reps_fragment(reps: Sequence[Any]) -> Rendered:
+    head, n_hidden, tail = fmt.fold(reps, get_options().display_max_rows)
+    parts = [_rep_fragment(r) for r in (*head, *tail)]
+    split = len(head)
+    html = [p.html for p in parts]
+    text = [p.text for p in parts]
+    if n_hidden:
+        line = fmt.hidden(n_hidden, "representations")
+        html.insert(split, h.muted(line))
+        text.insert(split, line)
+    if not parts:
+        return Rendered(h.muted("no representations"), "no representations")
+    return Rendered("".join(html), "\n".join(text))
+
+
+@register(SQLViewRepresentation, DraftSQLViewRepresentation)
+def sql_representation_repr(rep: SQLViewRepresentation | DraftSQLViewRepresentation) -> Rendered:
+    """A SQL representation: dialect and SQL (spec: SQL representation)."""
+    return sql_fragment(rep.dialect, rep.sql)
+
+
+@register(UnknownViewRepresentation)
+def unknown_representation_repr(rep: UnknownViewRepresentation) -> Rendered:
+    """A representation of a type icenb does not know, kept verbatim."""
+    return _rep_fragment(rep)
+
+
+@register(ViewHistoryEntry)
+def view_history_entry_repr(e: ViewHistoryEntry) -> Rendered:
+    """A version-log entry: when a version became current (spec: Version log)."""
+    ts = fmt.timestamp(e.timestamp_ms)
+    return Rendered(f"{h.muted(ts)} version {h.code(e.version_id)}",
+                    f"{ts}  version {e.version_id}")
+
+
+def _summary_pairs(summary: Mapping[str, str]) -> list[tuple[str, str]]:
+    return [(k, fmt.cut(summary[k])) for k in sorted(summary)]
+
+
+def _namespace(ns: Sequence[str] | None) -> str:
+    return ".".join(ns) if ns else "(empty)"
+
+
+def _version_pairs(v: ViewVersion | DraftViewVersion) -> list[tuple[str, str]]:
+    pairs = [("version id", str(v.version_id)),
+             ("timestamp", fmt.timestamp(v.timestamp_ms) + " UTC")]
+    if isinstance(v, ViewVersion):
+        pairs += [("schema id", str(v.schema_id)),
+                  ("default catalog", v.default_catalog or "(the view's catalog)"),
+                  ("default namespace", _namespace(v.default_namespace))]
+    else:
+        parent = v.parent_version_id
+        pairs.append(("parent version", "-" if parent is None else str(parent)))
+    return pairs
+
+
+@register(ViewVersion, DraftViewVersion)
+def view_version_repr(v: ViewVersion | DraftViewVersion) -> Rendered:
+    """A view version: ids, time, defaults, summary and every representation (spec: Versions)."""
+    pairs = _version_pairs(v)
+    summary = _summary_pairs(v.summary)
+    reps = _reps_fragment(v.representations)
+    body = h.kv((k, h.esc(val)) for k, val in pairs)
+    if summary:
+        body += h.section("summary", h.kv((k, h.esc(val)) for k, val in summary), open=True)
+    body += h.section("representations", reps.html, open=True,
+                      count=str(len(v.representations)))
+    html = h.card("View version", f"version {v.version_id}",
+                  h.muted(fmt.timestamp(v.timestamp_ms)), body)
+    text = [f"View version {v.version_id}", tx.kv(pairs, indent="  ")]
+    if summary:
+        text.append("  summary:\n" + tx.kv(summary, indent="    "))
+    text.append("  representations:\n" + tx.indent(reps.text, "    "))
+    return Rendered(html, "\n".join(text))
+
+
+def _engine(summary: Mapping[str, str]) -> str:
+    """``engine-name engine-version`` from a version summary (draft: ``engineVersion``)."""
+    name = summary.get("engine-name", "")
+    version = summary.get("engine-version") or summary.get("engineVersion") or ""
+    return f"{name} {version}".strip()
+
+
+def _versions_table(md: ViewMetadata | DraftViewMetadata) -> Rendered:
+    versions: Sequence[ViewVersion | DraftViewVersion] = md.versions
+    head, n_hidden, tail = fmt.fold(versions, get_options().display_max_snapshots)
+    html_rows, text_rows = [], []
+    for v in (*head, *tail):
+        current = v.version_id == md.current_version_id
+        dialects = ", ".join(r.dialect for r in v.representations
+                             if isinstance(r, (SQLViewRepresentation,
+                                               DraftSQLViewRepresentation)))
+        schema = str(v.schema_id) if isinstance(v, ViewVersion) else "-"
+        op = " ".join(x for x in (v.summary.get("operation"), _engine(v.summary)) if x)
+        html_rows.append([h.code(v.version_id) + (" " + h.badge("current", "current")
+                                                  if current else ""),
+                          h.esc(fmt.timestamp(v.timestamp_ms)), h.esc(schema), h.esc(op),
+                          h.esc(dialects)])
+        text_rows.append([str(v.version_id) + (" *" if current else ""),
+                          fmt.timestamp(v.timestamp_ms), schema, op, dialects])
+    headers = ["version", "timestamp", "schema", "operation / engine", "dialects"]
+    return Rendered(fold_html(headers, html_rows, n_hidden, "versions"),
+                    fold_text(headers, text_rows, n_hidden, "versions"))
+
+
+def _log_table(log: Sequence[ViewHistoryEntry]) -> Rendered:
+    head, n_hidden, tail = fmt.fold(log, get_options().display_max_snapshots)
+    rows = [[fmt.timestamp(e.timestamp_ms), str(e.version_id)] for e in (*head, *tail)]
+    headers = ["timestamp", "version"]
+    return Rendered(fold_html(headers, [[h.esc(c) for c in r] for r in rows], n_hidden,
+                              "log entries"),
+                    fold_text(headers, rows, n_hidden, "log entries"))
+
+
+def _current_schema_id(md: ViewMetadata | DraftViewMetadata) -> int | None:
+    cur = md.version_by_id(md.current_version_id)
+    if isinstance(cur, ViewVersion):
+        return cur.schema_id
+    if isinstance(md, DraftViewMetadata):
+        if md.current_schema_id is not None:
+            return md.current_schema_id
+        if cur is not None:
+            for rep in cur.representations:
+                if isinstance(rep, DraftSQLViewRepresentation) and rep.schema_id is not None:
+                    return rep.schema_id
+    return None
+
+
+@register(ViewMetadata, DraftViewMetadata, text_repr=True)
+def view_metadata_repr(md: ViewMetadata | DraftViewMetadata) -> Rendered:
+    """A view card (spec: View Metadata): uuid, version, location, current SQL per dialect,
+    current schema, versions, log and properties - each folded."""
+    draft = isinstance(md, DraftViewMetadata)
+    cur: ViewVersion | DraftViewVersion | None = md.version_by_id(md.current_version_id)
+    schema_id = _current_schema_id(md)
+    schema = md.schema_by_id(schema_id) if schema_id is not None else None
+    pairs: list[tuple[str, str]] = [
+        ("view uuid", md.view_uuid or "-"),
+        ("format version", str(md.format_version) + (" (early draft)" if draft else "")),
+        ("location", fmt.cut(md.location)),
+        ("current version", str(md.current_version_id)
+         + ("" if cur is not None else " (missing)")),
+        ("versions", fmt.count(len(md.versions))),
+        ("version log", fmt.count(len(md.version_log))),
+        ("schemas", fmt.count(len(md.schemas))),
+    ]
+    if isinstance(md, ViewMetadata) and md.converted_from_draft:
+        pairs.append(("converted", "from an early-draft document"))
+    reps = _reps_fragment(cur.representations) if cur is not None else Rendered(
+        h.error(f"current version {md.current_version_id} is missing"),
+        f"current version {md.current_version_id} is missing")
+    schema_r = render(schema) if schema is not None else Rendered(
+        h.muted(f"schema {schema_id} not found"), f"schema {schema_id} not found")
+    versions_r = _versions_table(md)
+    log_r = _log_table(md.version_log)
+    props_r = properties_fragment(md.properties)
+    body = (h.kv((k, h.esc(v)) for k, v in pairs)
+            + h.section("current SQL", reps.html, open=True,
+                        count=fmt.plural(len(cur.representations), "dialect")
+                        if cur is not None else None)
+            + h.section("schema", schema_r.html, open=True,
+                        count=f"id {schema_id}" if schema_id is not None else None)
+            + h.section("versions", versions_r.html, count=fmt.count(len(md.versions)))
+            + h.section("version log", log_r.html, count=fmt.count(len(md.version_log)))
+            + h.section("properties", props_r.html, count=str(len(md.properties))))
+    if cur is not None and cur.summary:
+        body += h.section("current version summary",
+                          h.kv((k, h.esc(v)) for k, v in _summary_pairs(cur.summary)))
+    kind = "View metadata (draft)" if draft else "View metadata"
+    html = h.card(kind, fmt.file_name(md.location) or md.location,
+                  h.muted(f"version {md.current_version_id}"), body)
+    text = [f"{'DraftViewMetadata' if draft else 'ViewMetadata'} {md.location}",
+            tx.kv(pairs, indent="  "),
+            "  current SQL:\n" + tx.indent(reps.text, "    "),
+            "  schema:\n" + tx.indent(schema_r.text, "    "),
+            "  versions:\n" + tx.indent(versions_r.text, "  ")]
+    if md.properties:
+        text.append("  properties:\n" + tx.indent(props_r.text, "  "))
+    return Rendered(html, "\n".join(text))
