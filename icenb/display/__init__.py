@@ -28,6 +28,8 @@ from icenb.display import (  # noqa: F401, I001
     schema_repr,
     snapshot_repr,
     view_repr,
+    snapshot_tree,
+    timeline,
 )
 
 install()

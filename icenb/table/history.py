@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from icenb.spec.snapshot import MetadataLogEntry, Snapshot, SnapshotLogEntry
 from icenb.spec.table_metadata import TableMetadata
+from icenb.spec.view_metadata import ViewHistoryEntry, ViewMetadata
 
 T = TypeVar("T")
 
@@ -44,3 +45,27 @@ class SnapshotLog(_History[SnapshotLogEntry]):
 
 class MetadataLog(_History[MetadataLogEntry]):
     """Previous metadata files, oldest first; displays as a timeline ending at the current one."""
+
+
+class ViewVersionLog(tuple[ViewHistoryEntry, ...]):
+    """A view's version log (which version was current when, oldest first), with the view
+    metadata it came from (``.metadata``); displays as a timeline (view spec: "version-log")."""
+
+    metadata: ViewMetadata
+    metadata_location: str | None
+
+    def __new__(cls, items: Iterable[ViewHistoryEntry], metadata: ViewMetadata,
+                metadata_location: str | None = None) -> ViewVersionLog:
+        obj = super().__new__(cls, items)
+        obj.metadata = metadata
+        obj.metadata_location = metadata_location
+        return obj
+
+    def __getnewargs__(self) -> tuple[tuple[ViewHistoryEntry, ...], ViewMetadata, str | None]:
+        return (tuple(self), self.metadata, self.metadata_location)
+
+
+def view_version_log(view_metadata: ViewMetadata,
+                     metadata_location: str | None = None) -> ViewVersionLog:
+    """The version log of ``view_metadata`` as a :class:`ViewVersionLog`."""
+    return ViewVersionLog(view_metadata.version_log, view_metadata, metadata_location)
