@@ -28,8 +28,11 @@ from icenb.display import (  # noqa: F401, I001
     schema_repr,
     snapshot_repr,
     view_repr,
+    metadata_graph,
     snapshot_tree,
     timeline,
+    evolution,
+    diff,
 )
 
 install()

@@ -27,6 +27,7 @@ from icenb.errors import (
 )
 from icenb.io.file_io import FileIO
 from icenb.io.metadata_files import load_table_metadata
+from icenb.options import get_options
 from icenb.spec.expressions import Expression
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import Schema
@@ -42,9 +43,19 @@ from icenb.spec.spec_update import SpecUpdate
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table import manage_snapshots as refs_ops
 from icenb.table import table_update
+from icenb.table.diff import SnapshotDiff, diff_snapshots
+from icenb.table.evolution_history import SchemaHistory, SpecHistory, schema_history, spec_history
 from icenb.table.history import MetadataLog, SnapshotLog, Snapshots
 from icenb.table.inspect import InspectTables
 from icenb.table.merging_producer import MergeAppend, merge_enabled
+from icenb.table.metadata_graph import (
+    LayoutComparison,
+    MetadataGraph,
+    build_layout_comparison,
+    build_metadata_graph,
+    default_graph_snapshots,
+    resolve_snapshot,
+)
 from icenb.table.scan import Scan, _short
 from icenb.table.snapshot_producer import FastAppend, commit_snapshot, refresh_on_error
 
@@ -608,6 +619,57 @@ class Table:
         snap = self._metadata.snapshot_as_of(timestamp_ms)
         return Scan(self._io, self._metadata, snap.snapshot_id,
                     self._metadata.schema_for_snapshot(snap.snapshot_id))
+
+    def metadata_graph(self, snapshots: Sequence[int | str] | None = None, *,
+                       entries: bool = True) -> MetadataGraph:
+        """Several snapshots' manifest lists, manifests and files as one graph, each shared
+        manifest or file drawn once (a ``MetadataGraph``; default: the last 4 snapshots of
+        main). Reads are bounded by the display options (manifests and files per node)."""
+        opts = get_options()
+        md = self._metadata
+        if snapshots is None:
+            ids = default_graph_snapshots(md, min(4, opts.display_max_snapshots))
+        else:
+            ids = [resolve_snapshot(md, s, metadata_location=self.metadata_location).snapshot_id
+                   for s in snapshots]
+        return build_metadata_graph(self._io, md, ids, entries=entries,
+                                    max_snapshots=opts.display_max_snapshots,
+                                    max_manifests=opts.display_max_manifests,
+                                    max_files=opts.display_max_files)
+
+    def compare_layouts(self, snapshot: int | str | None = None) -> LayoutComparison:
+        """"Root vs manifest list": one snapshot (default: current) as v1-v3 lay it out and as
+        the v4 single-file-commits proposal's first commit would (a ``LayoutComparison``)."""
+        md = self._metadata
+        if snapshot is None:
+            current = md.current_snapshot()
+            if current is None:
+                raise NoSuchSnapshot("the table has no current snapshot",
+                                     file=self.metadata_location, field="current-snapshot-id")
+            sid = current.snapshot_id
+        else:
+            sid = resolve_snapshot(md, snapshot,
+                                   metadata_location=self.metadata_location).snapshot_id
+        opts = get_options()
+        return build_layout_comparison(self._io, md, sid,
+                                       max_manifests=opts.display_max_manifests,
+                                       max_files=opts.display_max_files)
+
+    def schema_history(self) -> SchemaHistory:
+        """Every schema and every field id across them: added, renamed, promoted, dropped
+        (spec: "Schema Evolution"); which snapshots used which schema. No I/O."""
+        return schema_history(self._metadata)
+
+    def spec_history(self, snapshot: int | str | None = None) -> SpecHistory:
+        """Every partition spec, partition fields by id, and the live files and rows per spec
+        in ``snapshot`` (id or ref; default current), read from its manifest list only."""
+        return spec_history(self._metadata, self._io, snapshot)
+
+    def diff(self, a: int | str, b: int | str, *, max_files: int = 1000) -> SnapshotDiff:
+        """Files added and removed from snapshot ``a`` to ``b`` (ids or ref names), rows by file
+        metadata, and which new deletes apply to which data files; ``.rows()`` reads the
+        rows. Reads both snapshots' manifests; keeps at most ``max_files`` files per list."""
+        return diff_snapshots(self._metadata, self._io, a, b, max_files=max_files)
 
     def __repr__(self) -> str:
         md = self._metadata

@@ -1,0 +1,570 @@
+"""Draw a :class:`~icenb.table.metadata_graph.MetadataGraph` (several snapshots' metadata, each
+shared manifest or file once, ADDED/EXISTING/DELETED on the edges, as in the figures of the v4
+single-file-commits proposal) and a :class:`~icenb.table.metadata_graph.LayoutComparison`
+("root vs manifest list"). Only what the objects hold is drawn; nothing is read here.
+
+The comparison is two graphs side by side (``html.columns``), not one DOT with two clusters:
+each side stays a :class:`~icenb.display.graph.Graph` of its own (saveable, readable alone),
+Graphviz does not stretch one side to align ranks with the other, and on a narrow notebook the
+columns wrap instead of shrinking one wide picture.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from icenb.display import html as h
+from icenb.display import text as tx
+from icenb.display.dot import PALETTE, Dot, quote
+from icenb.display.fmt import (
+    count,
+    cut,
+    file_name,
+    fold,
+    hidden,
+    plural,
+    short_path,
+    size,
+    timestamp,
+)
+from icenb.display.graph import Graph
+from icenb.options import get_options
+from icenb.display.registry import Rendered, register
+from icenb.table.metadata_graph import (
+    ContentType,
+    EntryEdge,
+    FileNode,
+    LayoutComparison,
+    ListEdge,
+    ManifestNode,
+    MetadataGraph,
+    SnapshotNode,
+)
+
+__all__ = ["layout_comparison_figures", "metadata_graph_figure"]
+
+V4_CAPTION = ("v4 proposal (experimental, not adopted): how the first v4 commit would lay out "
+              "this state")
+V4_REAL_CAPTION = "v4 root manifest (experimental format: the single-file-commits proposal)"
+V3_CAPTION = "v1-v3: snapshot → manifest list → manifests → files"
+
+_FILE_WORDS = {"data_file": "Data file", "delete_file": "Position delete file",
+               "deletion_vector": "Deletion vector", "equality_delete": "Equality delete file"}
+_TYPE_KINDS = {ContentType.DATA: "data_file", ContentType.POSITION_DELETE: "delete_file",
+               ContentType.EQUALITY_DELETE: "equality_delete",
+               ContentType.DATA_MANIFEST: "data_manifest",
+               ContentType.DELETE_MANIFEST: "delete_manifest",
+               ContentType.MANIFEST_DV: "manifest_dv"}
+
+
+def _short(name: str, limit: int = 32) -> str:
+    """A long file name shortened in the middle (uuids make names long), for node labels."""
+    if len(name) <= limit:
+        return name
+    tail = limit // 2
+    return name[: limit - tail - 1] + "…" + name[len(name) - tail:]
+
+
+def _edge_style(status: str) -> dict[str, str]:
+    """ADDED bold, EXISTING plain, DELETED dashed (the status is also the edge label)."""
+    if status == "ADDED":
+        return {"penwidth": "1.6"}
+    if status == "DELETED":
+        return {"style": "dashed"}
+    return {}
+
+
+class _Ids:
+    """Short stable names (S1, M1, F1) for the nodes, in graph order."""
+
+    def __init__(self, g: MetadataGraph) -> None:
+        self.snapshot = {s.snapshot_id: f"S{i + 1}" for i, s in enumerate(g.snapshots)}
+        self.manifest = {m.path: f"M{i + 1}" for i, m in enumerate(g.manifests)}
+        self.file = {f.path: f"F{i + 1}" for i, f in enumerate(g.files)}
+
+
+class _View:
+    """What is drawn under the current display options (the graph may hold more)."""
+
+    def __init__(self, g: MetadataGraph) -> None:
+        opts = get_options()
+        head, n_hidden, tail = fold(g.snapshots, opts.display_max_snapshots)
+        self.snapshots: list[SnapshotNode] = [*head, *tail]
+        self.snapshots_hidden = n_hidden + g.snapshots_hidden
+        # the graph itself left out the oldest ones: their placeholder goes first
+        self.snapshots_fold_at = len(head) if n_hidden else 0
+        self.lists: dict[int, list[ListEdge]] = {}
+        self.lists_hidden: dict[int, int] = {}
+        shown_ids = {s.snapshot_id for s in self.snapshots}
+        by_snap: dict[int, list[ListEdge]] = {}
+        for e in g.list_edges:
+            if e.snapshot_id in shown_ids:
+                by_snap.setdefault(e.snapshot_id, []).append(e)
+        for s in self.snapshots:
+            edges = by_snap.get(s.snapshot_id, [])
+            lh, ln, lt = fold(edges, opts.display_max_manifests)
+            self.lists[s.snapshot_id] = [*lh, *lt]
+            self.lists_hidden[s.snapshot_id] = ln + s.manifests_hidden
+        reached = {e.manifest_path for es in self.lists.values() for e in es}
+        self.manifests: list[ManifestNode] = [m for m in g.manifests if m.path in reached]
+        by_manifest: dict[str, list[EntryEdge]] = {}
+        for fe in g.entry_edges:
+            if fe.manifest_path in reached:
+                by_manifest.setdefault(fe.manifest_path, []).append(fe)
+        self.entries: dict[str, list[EntryEdge]] = {}
+        self.entries_hidden: dict[str, int] = {}
+        for m in self.manifests:
+            es = by_manifest.get(m.path, [])
+            eh, en, et = fold(es, opts.display_max_files)
+            self.entries[m.path] = [*eh, *et]
+            self.entries_hidden[m.path] = en + m.entries_hidden
+        files_reached = {e.file_path for es in self.entries.values() for e in es}
+        self.files: list[FileNode] = [f for f in g.files if f.path in files_reached]
+        self.file_by_path = {f.path: f for f in self.files}
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def _snapshot_label(s: SnapshotNode, short_id: str) -> str:
+    lines = [f"{short_id} · Snapshot {s.snapshot_id}",
+             f"{s.operation or 'no operation'} · seq {s.sequence_number}",
+             timestamp(s.timestamp_ms)]
+    if s.refs:
+        lines.append(", ".join(_short(r, 24) for r in s.refs))
+    return "\n".join(lines)
+
+
+def _list_label(s: SnapshotNode, base: str) -> str:
+    if s.manifest_list is None:
+        lines = ["Manifests (v1: listed in the metadata)"]
+    else:
+        lines = ["Manifest list", _short(file_name(short_path(s.manifest_list, base)), 36)]
+    if s.error is not None:
+        lines.append("unreadable")
+    else:
+        lines.append(plural(s.manifests_total, "manifest"))
+    return "\n".join(lines)
+
+
+def _manifest_label(m: ManifestNode, short_id: str) -> str:
+    word = "Delete manifest" if m.kind == "delete_manifest" else "Data manifest"
+    lines = [f"{short_id} · {word}", _short(file_name(m.path))]
+    if m.error is not None:
+        lines.append("unreadable")
+    elif m.entries_total is not None:
+        lines.append(plural(m.entries_total, "entry", "entries"))
+    return "\n".join(lines)
+
+
+def _file_label(f: FileNode, short_id: str) -> str:
+    lines = [f"{short_id} · {_FILE_WORDS.get(f.kind, 'File')}", _short(file_name(f.path))]
+    facts = []
+    if f.record_count is not None:
+        facts.append(plural(f.record_count, "row"))
+    if f.size_in_bytes is not None:
+        facts.append(size(f.size_in_bytes))
+    if facts:
+        lines.append(" · ".join(facts))
+    if f.referenced_data_file:
+        lines.append("→ " + _short(file_name(f.referenced_data_file)))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- DOT
+
+
+def _draw_leaves(dot: Dot, g: MetadataGraph, view: _View, ids: _Ids, prefix: str,
+                 manifests: Sequence[ManifestNode]) -> None:
+    """Manifest nodes, their entries' file nodes, and the entry edges (status labels)."""
+    for m in manifests:
+        mid = f"{prefix}{ids.manifest[m.path]}"
+        dot.node(mid, _manifest_label(m, ids.manifest[m.path]), kind=m.kind, tooltip=m.path)
+        for e in view.entries.get(m.path, []):
+            f = view.file_by_path.get(e.file_path)
+            if f is None:
+                continue
+            fid = f"{prefix}{ids.file[f.path]}"
+            dot.node(fid, _file_label(f, ids.file[f.path]), kind=f.kind, tooltip=f.path)
+            dot.edge(mid, fid, label=e.status, **_edge_style(e.status))
+        n = view.entries_hidden.get(m.path, 0)
+        if n:
+            dot.node(f"{mid}_more", hidden(n, "entries"), kind="folded")
+            dot.edge(mid, f"{mid}_more", style="dotted")
+        if m.error is not None:
+            dot.node(f"{mid}_err", cut(f"not read: {m.error}"), kind="removed")
+            dot.edge(mid, f"{mid}_err", style="dotted")
+    # a deletion vector names the data file it applies to (spec: referenced_data_file)
+    for f in view.files:
+        target = ids.file.get(f.referenced_data_file or "")
+        fid = f"{prefix}{ids.file[f.path]}"
+        if target and dot.has_node(fid) and dot.has_node(f"{prefix}{target}"):
+            dot.edge(fid, f"{prefix}{target}", label="applies to", style="dashed",
+                     constraint="false")
+
+
+def metadata_graph_dot(g: MetadataGraph) -> str:
+    """The DOT source of the multi-snapshot graph."""
+    view, ids = _View(g), _Ids(g)
+    dot = Dot("metadata_graph", rankdir="TB")
+    snap_ids: list[str] = []
+    for i, s in enumerate(view.snapshots):
+        if i == view.snapshots_fold_at and view.snapshots_hidden:
+            dot.node("S_more", hidden(view.snapshots_hidden, "snapshots"), kind="folded")
+            snap_ids.append("S_more")
+        sid = ids.snapshot[s.snapshot_id]
+        snap_ids.append(sid)
+        dot.node(sid, _snapshot_label(s, sid),
+                 kind="snapshot_current" if s.current else "snapshot")
+    if view.snapshots_hidden and view.snapshots_fold_at >= len(view.snapshots):
+        dot.node("S_more", hidden(view.snapshots_hidden, "snapshots"), kind="folded")
+        snap_ids.append("S_more")
+    if snap_ids:
+        dot.same_rank(snap_ids)
+        for a, b in itertools.pairwise(snap_ids):  # oldest on the left
+            dot.edge(a, b, style="invis")
+    list_ids: list[str] = []
+    for s in view.snapshots:
+        sid = ids.snapshot[s.snapshot_id]
+        lid = f"L{sid[1:]}"
+        list_ids.append(lid)
+        dot.node(lid, _list_label(s, g.location), kind="manifest_list",
+                 tooltip=s.manifest_list or "")
+        dot.edge(sid, lid)
+        for e in view.lists[s.snapshot_id]:
+            dot.edge(lid, ids.manifest[e.manifest_path], label=e.status, **_edge_style(e.status))
+        n = view.lists_hidden[s.snapshot_id]
+        if n:
+            dot.node(f"{lid}_more", hidden(n, "manifests"), kind="folded")
+            dot.edge(lid, f"{lid}_more", style="dotted")
+        if s.error is not None:
+            dot.node(f"{lid}_err", cut(f"not read: {s.error}"), kind="removed")
+            dot.edge(lid, f"{lid}_err", style="dotted")
+    if list_ids:
+        dot.same_rank(list_ids)
+        for a, b in itertools.pairwise(list_ids):
+            dot.edge(a, b, style="invis")
+    _draw_leaves(dot, g, view, ids, "", view.manifests)
+    return dot.source()
+
+
+def _record_text(text: str) -> str:
+    """Text for a Graphviz record field: record syntax characters and quotes escaped."""
+    out = []
+    for ch in cut(text):
+        if ch in '{}|<>"\\':
+            out.append("\\" + ch)
+        elif ch in "\r\n":
+            out.append(" ")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _top_table(dot: Dot, node_id: str, title: str, subtitle: str, kind: str,
+               rows: Sequence[tuple[str, str, str, str]], n_hidden: int) -> None:
+    """A manifest list or root manifest drawn as a record, one row (and port) per entry:
+    (port, name, content, status). A record, not an HTML-like table label: the WebAssembly
+    renderer has no HTML-label support (no expat), records render everywhere."""
+    head = _record_text(title) + (f"\\n{_record_text(subtitle)}" if subtitle else "")
+    fields = [head]
+    for port, name, content, status in rows:
+        fields.append(f"{{<{_record_text(port)}> {_record_text(name)}|{_record_text(content)}"
+                      f"|{_record_text(status)}}}")
+    if n_hidden:
+        fields.append(_record_text(hidden(n_hidden, "entries")))
+    if not rows:
+        fields.append("no entries")
+    fill, stroke = PALETTE.get(kind, PALETTE["folded"])
+    label = "{" + "|".join(fields) + "}"
+    dot.raw(f'{quote(node_id)} [shape="Mrecord" style="filled" fillcolor="{fill}" '
+            f'color="{stroke}" class="{kind}" label="{label}"];')
+
+
+def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
+    """DOT of the v1-v3 side and of the v4 side."""
+    g = c.graph
+    view, ids = _View(g), _Ids(g)
+    snap = c.snapshot
+    sid_label = (f"Snapshot {c.snapshot_id}" if snap is None else
+                 f"Snapshot {c.snapshot_id}\n{snap.operation or 'no operation'} · seq "
+                 f"{snap.sequence_number}")
+    manifests = view.manifests
+    # left: manifest list
+    left = Dot("manifest_list_layout", rankdir="TB")
+    left.node("S", sid_label, kind="snapshot")
+    rows: list[tuple[str, str, str, str]] = []
+    edges = view.lists.get(c.snapshot_id, [])
+    for e in edges:
+        m = g.manifest(e.manifest_path)
+        content = "deletes" if m is not None and m.kind == "delete_manifest" else "data"
+        rows.append((ids.manifest[e.manifest_path],
+                     f"{ids.manifest[e.manifest_path]} {_short(file_name(e.manifest_path), 28)}",
+                     content, e.status))
+    list_name = "" if snap is None or snap.manifest_list is None else _short(
+        file_name(snap.manifest_list), 40)
+    _top_table(left, "L", "Manifest list", list_name, "manifest_list", rows,
+               view.lists_hidden.get(c.snapshot_id, 0))
+    left.edge("S", "L")
+    for e in edges:
+        left.edge(f"L:{ids.manifest[e.manifest_path]}", ids.manifest[e.manifest_path])
+    if snap is not None and snap.error is not None:
+        left.node("L_err", cut(f"not read: {snap.error}"), kind="removed")
+        left.edge("L", "L_err", style="dotted")
+    _draw_leaves(left, g, view, ids, "", manifests)
+    # right: root manifest
+    right = Dot("root_manifest_layout", rankdir="TB")
+    right.node("S", sid_label, kind="snapshot")
+    root = c.root
+    opts = get_options()
+    head, n_hidden, tail = fold(root.entries, opts.display_max_manifests)
+    shown = [*head, *tail]
+    root_rows: list[tuple[str, str, str, str]] = []
+    leaves: list[ManifestNode] = []
+    others: list[tuple[str, str, str, str | None]] = []   # (port, kind, location, referenced)
+    for i, re in enumerate(shown):
+        known = ids.manifest.get(re.location)
+        port = known or f"E{i + 1}"
+        root_rows.append((port, f"{known + ' ' if known else ''}"
+                                f"{_short(file_name(re.location), 28)}",
+                          re.content_type.name, re.status))
+        m = g.manifest(re.location)
+        if re.content_type in (ContentType.DATA_MANIFEST, ContentType.DELETE_MANIFEST) \
+                and m is not None:
+            leaves.append(m)
+        else:
+            others.append((port, _TYPE_KINDS.get(re.content_type, "folded"), re.location,
+                           re.referenced_file))
+    total_hidden = n_hidden + max(root.entries_total - len(root.entries), 0)
+    title = "Root manifest (derived)" if root.derived else "Root manifest"
+    sub = "" if root.location is None else _short(file_name(root.location), 40)
+    _top_table(right, "R", title, sub, "root", root_rows, total_hidden)
+    right.edge("S", "R")
+    leaf_ports = {ids.manifest[m.path] for m in leaves}
+    for port, *_ in root_rows:
+        if port in leaf_ports:
+            right.edge(f"R:{port}", f"v4{port}")
+    for port, kind, location, referenced in others:
+        right.node(f"v4{port}", _short(file_name(location)), kind=kind, tooltip=location)
+        right.edge(f"R:{port}", f"v4{port}")
+        if referenced and referenced in ids.manifest:
+            right.edge(f"v4{port}", f"v4{ids.manifest[referenced]}", label="applies to",
+                       style="dashed")
+    _draw_leaves(right, g, view, ids, "v4", leaves)
+    return left.source(), right.source()
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _text_outline(g: MetadataGraph, view: _View, ids: _Ids) -> list[str]:
+    lines = ["Snapshots (each manifest list and the manifests it holds):"]
+    if not view.snapshots:
+        lines.append("  (no snapshots)")
+    for i, s in enumerate(view.snapshots):
+        if i == view.snapshots_fold_at and view.snapshots_hidden:
+            lines.append("  " + hidden(view.snapshots_hidden, "snapshots"))
+        refs = f" [{', '.join(s.refs)}]" if s.refs else ""
+        lines.append(f"  {ids.snapshot[s.snapshot_id]} snapshot {s.snapshot_id} "
+                     f"{s.operation or '-'} seq {s.sequence_number} "
+                     f"{timestamp(s.timestamp_ms)}{refs}{' (current)' if s.current else ''}")
+        if s.error is not None:
+            lines.append(f"     manifest list not read: {s.error}")
+            continue
+        held = [f"{e.status} {ids.manifest[e.manifest_path]}"
+                for e in view.lists[s.snapshot_id]]
+        n = view.lists_hidden[s.snapshot_id]
+        if n:
+            held.append(hidden(n, "manifests"))
+        where = ("manifests in metadata" if s.manifest_list is None
+                 else f"manifest list {file_name(s.manifest_list)}")
+        lines.append(f"     {where}: {', '.join(held) or 'empty'}")
+    if view.snapshots_hidden and view.snapshots_fold_at >= len(view.snapshots):
+        lines.append("  " + hidden(view.snapshots_hidden, "snapshots"))
+    if view.manifests:
+        lines.append("Manifests (each once; EXISTING in a later list = reused):")
+    for m in view.manifests:
+        added_by = ids.snapshot.get(m.added_snapshot_id, str(m.added_snapshot_id))
+        word = "delete manifest" if m.kind == "delete_manifest" else "data manifest"
+        lines.append(f"  {ids.manifest[m.path]} {word} {file_name(m.path)} "
+                     f"(added by {added_by})")
+        if m.error is not None:
+            lines.append(f"     not read: {m.error}")
+            continue
+        if not g.entries:
+            continue
+        held = [f"{e.status} {ids.file[e.file_path]}" for e in view.entries[m.path]]
+        n = view.entries_hidden[m.path]
+        if n:
+            held.append(hidden(n, "entries"))
+        lines.append(f"     entries: {', '.join(held) or 'none'}")
+    if view.files:
+        lines.append("Files:")
+        rows = [[ids.file[f.path], _FILE_WORDS.get(f.kind, "file").lower(), file_name(f.path),
+                 count(f.record_count), size(f.size_in_bytes)] for f in view.files]
+        lines.append(tx.table(["id", "kind", "file", "rows", "size"], rows, indent="  "))
+    return lines
+
+
+def metadata_graph_text(g: MetadataGraph) -> str:
+    """The console outline of the graph."""
+    view, ids = _View(g), _Ids(g)
+    head = (f"Metadata graph of {g.location} (format v{g.format_version}): "
+            f"{plural(len(g.snapshots), 'snapshot')}, {plural(len(g.manifests), 'manifest')}, "
+            f"{plural(len(g.files), 'file')}")
+    return "\n".join([head, *_text_outline(g, view, ids)])
+
+
+def metadata_graph_figure(g: MetadataGraph) -> Graph:
+    """The graph as a :class:`Graph` (``.dot``, ``.svg()``, ``.save(path)``)."""
+    return Graph(metadata_graph_dot(g), metadata_graph_text(g), kind="Metadata graph",
+                 title=f"{plural(len(g.snapshots), 'snapshot')} of {g.location}",
+                 caption="One node per manifest and file, shared across snapshots; edge "
+                         "labels: entry status (ADDED / EXISTING / DELETED).")
+
+
+def _root_text(c: LayoutComparison, ids: _Ids) -> list[str]:
+    root = c.root
+    opts = get_options()
+    head, n_hidden, tail = fold(root.entries, opts.display_max_manifests)
+    where = ("derived from the manifest list (proposal: Upgrade)" if root.derived
+             else file_name(root.location or ""))
+    lines = [f"  root manifest, {where}: {plural(root.entries_total, 'entry', 'entries')}"]
+    for i, e in enumerate([*head, *tail]):
+        if i == len(head) and n_hidden:
+            lines.append("    " + hidden(n_hidden, "entries"))
+        known = ids.manifest.get(e.location, "")
+        lines.append(f"    {e.status:<8} {e.content_type.name:<15} {known + ' ' if known else ''}"
+                     f"{file_name(e.location)}")
+    rest = root.entries_total - len(root.entries)
+    if rest > 0:
+        lines.append("    " + hidden(rest, "entries"))
+    return lines
+
+
+def _rows_text(c: LayoutComparison) -> list[list[str]]:
+    return [[r.what, count(r.manifest_list), count(r.root_manifest)] for r in c.rows()]
+
+
+def layout_comparison_figures(c: LayoutComparison) -> tuple[Graph, Graph]:
+    """The two sides as graphs: (v1-v3 manifest list layout, v4 root manifest layout)."""
+    left_dot, right_dot = _comparison_dots(c)
+    g = c.graph
+    view, ids = _View(g), _Ids(g)
+    outline = _text_outline(g, view, ids)
+    caption = V4_CAPTION if c.root.derived else V4_REAL_CAPTION
+    left = Graph(left_dot, "\n".join([V3_CAPTION, *outline]), kind="Manifest list layout",
+                 title=f"snapshot {c.snapshot_id}", caption=V3_CAPTION)
+    right = Graph(right_dot, "\n".join([caption, *_root_text(c, ids)]),
+                  kind="Root manifest layout", title=f"snapshot {c.snapshot_id}",
+                  caption=caption)
+    return left, right
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _manifest_rows(g: MetadataGraph, view: _View, ids: _Ids) -> list[list[str]]:
+    rows = []
+    for m in view.manifests:
+        incoming = g.edges_into_manifest(m.path)
+        held_by = ", ".join(f"{ids.snapshot.get(e.snapshot_id, '?')} {e.status}"
+                            for e in incoming)
+        entries = ("not read: " + m.error if m.error is not None
+                   else count(m.entries_total))
+        rows.append([h.esc(ids.manifest[m.path]),
+                     h.badge("deletes" if m.kind == "delete_manifest" else "data", "muted"),
+                     h.code(file_name(m.path)),
+                     h.esc(ids.snapshot.get(m.added_snapshot_id, str(m.added_snapshot_id))),
+                     h.esc(held_by), h.esc(entries)])
+    return rows
+
+
+def _file_rows(g: MetadataGraph, view: _View, ids: _Ids) -> list[list[str]]:
+    rows = []
+    for f in view.files:
+        into = g.edges_into_file(f.path)
+        held_by = ", ".join(f"{ids.manifest.get(e.manifest_path, '?')} {e.status}"
+                            for e in into)
+        rows.append([h.esc(ids.file[f.path]), h.esc(_FILE_WORDS.get(f.kind, "file")),
+                     h.code(short_path(f.path, g.location)), h.esc(count(f.record_count)),
+                     h.esc(size(f.size_in_bytes)), h.esc(held_by)])
+    return rows
+
+
+def _snapshot_rows(view: _View, ids: _Ids) -> list[list[str]]:
+    rows = []
+    for s in view.snapshots:
+        refs = "".join(h.badge(r, "info") for r in s.refs)
+        if s.current:
+            refs += h.badge("current", "current")
+        held = ("not read: " + s.error if s.error is not None
+                else ", ".join(f"{e.status} {ids.manifest[e.manifest_path]}"
+                               for e in view.lists[s.snapshot_id]))
+        if view.lists_hidden[s.snapshot_id]:
+            held += ", " + hidden(view.lists_hidden[s.snapshot_id], "manifests")
+        rows.append([h.esc(ids.snapshot[s.snapshot_id]), h.code(s.snapshot_id),
+                     h.esc(s.operation or "-"), h.esc(s.sequence_number),
+                     h.esc(timestamp(s.timestamp_ms)), refs, h.esc(held)])
+    return rows
+
+
+def _sections(g: MetadataGraph, view: _View, ids: _Ids) -> str:
+    limit = get_options().display_max_rows
+    body = h.section("Snapshots", h.table(
+        ["id", "snapshot", "operation", "seq", "time", "refs", "manifest list holds"],
+        _snapshot_rows(view, ids), limit=limit, what="snapshots",
+        total=len(view.snapshots) + view.snapshots_hidden), count=str(len(g.snapshots)))
+    body += h.section("Manifests", h.table(
+        ["id", "content", "file", "added by", "in manifest lists", "entries"],
+        _manifest_rows(g, view, ids), limit=limit, what="manifests"),
+        count=str(len(view.manifests)))
+    if g.entries:
+        body += h.section("Files", h.table(
+            ["id", "kind", "file", "rows", "size", "in manifests"],
+            _file_rows(g, view, ids), limit=limit, what="files"), count=str(len(view.files)))
+    return body
+
+
+def _note(text: str) -> str:
+    return f'<div class="icenb-muted">{h.esc(text, 2000)}</div>'
+
+
+@register(MetadataGraph, text_repr=True)
+def _render_graph(g: MetadataGraph) -> Rendered:
+    fig = metadata_graph_figure(g)
+    view, ids = _View(g), _Ids(g)
+    sub = h.muted(f"format v{g.format_version} · {plural(len(g.manifests), 'manifest')} · "
+                  f"{plural(len(g.files), 'file')}")
+    body = fig.html_fragment() + _sections(g, view, ids)
+    return Rendered(h.card("Metadata graph", fig.title, sub, body), fig.text)
+
+
+@register(LayoutComparison, text_repr=True)
+def _render_comparison(c: LayoutComparison) -> Rendered:
+    left, right = layout_comparison_figures(c)
+    headers = ["", "v1-v3 manifest list", "v4 root manifest"]
+    rows = [[h.esc(r[0]), h.esc(r[1]), h.esc(r[2])] for r in _rows_text(c)]
+    # captions as headings above the pictures, not repeated below them
+    left_html = (f"<div><b>{h.esc(left.caption, 2000)}</b></div>"
+                 + Graph(left.dot, left.text, title=left.title).html_fragment())
+    right_html = (f"<div><b>{h.esc(right.caption, 2000)}</b></div>"
+                  + Graph(right.dot, right.text, title=right.title).html_fragment())
+    body = (h.columns(left_html, right_html)
+            + h.section("What a reader opens", h.table(headers, rows), open=True)
+            + _note("Counts come from this snapshot's manifest list; the derived root has one "
+                      "entry per manifest-list entry, so the counts only differ once v4 commits "
+                      "put files or manifest deletion vectors in the root."
+                    if c.root.derived else "Counts come from the manifest list and the root."))
+    snap = c.snapshot
+    sub = h.muted("" if snap is None else f"{snap.operation or '-'} · seq {snap.sequence_number}"
+                  f" · {timestamp(snap.timestamp_ms)}")
+    text = "\n".join([
+        f"Root vs manifest list: snapshot {c.snapshot_id}",
+        left.text,
+        right.text,
+        "What a reader opens:",
+        tx.table(["", "v1-v3 manifest list", "v4 root manifest"], _rows_text(c), indent="  "),
+    ])
+    return Rendered(h.card("Root vs manifest list", f"snapshot {c.snapshot_id}", sub, body), text)

@@ -1,0 +1,391 @@
+"""What changed between two snapshots: content files added and removed, rows by file metadata,
+and which new delete files apply to which data files.
+
+Spec: "Manifests" (an entry that is not DELETED is live), "Scan Planning" (a deletion vector
+or a position delete with ``referenced_data_file`` applies to that file; other position deletes
+to data files of the same spec and partition with a data sequence number <= theirs; equality
+deletes to the same partition, or all files when unpartitioned, with a smaller one).
+
+:func:`diff_snapshots` reads the two snapshots' manifests (explicit I/O). It keeps exact counts
+and sums, and the files themselves only up to ``max_files`` per list (head and tail by path), so
+a diff of two huge snapshots stays small. :meth:`SnapshotDiff.rows` reads data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from icenb.errors import ValidationError
+from icenb.io.file_io import FileIO
+from icenb.io.manifest_reader import live_data_files, shared_manifest_cache
+from icenb.spec.manifest import FileContent, FileFormat
+from icenb.spec.snapshot import Snapshot
+from icenb.spec.table_metadata import TableMetadata
+from icenb.table.evolution_history import resolve_snapshot
+from icenb.table.scan_planning import match_deletes
+
+__all__ = ["DeleteApplication", "FileInfo", "FileSet", "SnapshotDiff", "diff_snapshots"]
+
+#: Files kept per list (added data, removed data, ...) for display; counts stay exact.
+DEFAULT_MAX_FILES = 1000
+
+_COLUMNS = tuple(f"data_file.{n}" for n in (
+    "content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
+    "referenced_data_file", "equality_ids", "lower_bounds", "upper_bounds"))
+
+DELETION_VECTOR = "deletion vector"
+POSITION_DELETE = "position delete"
+EQUALITY_DELETE = "equality delete"
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One added or removed content file, as its manifest entry describes it."""
+
+    path: str
+    content: int  # 0 data, 1 position deletes, 2 equality deletes
+    file_format: str
+    record_count: int
+    file_size_in_bytes: int
+    spec_id: int
+    partition: tuple[tuple[str, Any], ...]  # (partition field name, value), non-null fields
+    sequence_number: int | None
+    referenced_data_file: str | None
+    partition_text: str = ""  # ``ts_month=2024-03`` (the transforms' human strings)
+
+    @property
+    def kind(self) -> str:
+        """``data``, ``deletion vector``, ``position delete`` or ``equality delete``."""
+        if self.content == FileContent.DATA:
+            return "data"
+        if self.content == FileContent.EQUALITY_DELETES:
+            return EQUALITY_DELETE
+        if self.file_format.upper() == FileFormat.PUFFIN.name:
+            return DELETION_VECTOR
+        return POSITION_DELETE
+
+
+@dataclass(frozen=True)
+class FileSet:
+    """Files added (or removed): exact ``count``, ``records`` and ``size_in_bytes``; the files
+    themselves sorted by path, only ``head`` and ``tail`` when more than kept."""
+
+    count: int
+    records: int
+    size_in_bytes: int
+    head: tuple[FileInfo, ...]
+    tail: tuple[FileInfo, ...]  # empty unless files were left out between head and tail
+    by_kind: tuple[tuple[str, int, int], ...] = ()  # (FileInfo.kind, files, records), exact
+
+    @property
+    def kept(self) -> tuple[FileInfo, ...]:
+        return self.head + self.tail
+
+    @property
+    def omitted(self) -> int:
+        """Files neither in head nor tail."""
+        return self.count - len(self.head) - len(self.tail)
+
+    def sample(self, limit: int) -> tuple[tuple[FileInfo, ...], int, tuple[FileInfo, ...]]:
+        """At most ``limit`` files as (head, number hidden, tail), the tail being the last."""
+        if self.count <= limit and not self.omitted:
+            return self.kept, 0, ()
+        t = min(limit // 2, len(self.tail) or len(self.head))
+        h = limit - t
+        kept_head = self.head[:h]
+        tail_src = self.tail if self.tail else self.head[h:]
+        kept_tail = tail_src[len(tail_src) - t:] if t else ()
+        return kept_head, self.count - len(kept_head) - len(kept_tail), kept_tail
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Any:
+        return iter(self.kept)
+
+
+@dataclass(frozen=True)
+class DeleteApplication:
+    """A delete file new in ``b`` and the live data files of ``b`` it applies to."""
+
+    delete: FileInfo
+    data_file_count: int
+    data_files: tuple[str, ...]  # paths, first ``max_files`` by path
+
+    @property
+    def rows(self) -> int:
+        """Rows the delete file holds (positions, or equality keys), from its record_count."""
+        return self.delete.record_count
+
+
+@dataclass(frozen=True)
+class SnapshotDiff:
+    """Files and rows that differ between snapshot ``a`` and snapshot ``b``."""
+
+    metadata: TableMetadata
+    io: FileIO
+    a: Snapshot
+    b: Snapshot
+    a_label: str  # what the caller passed (a ref name or the id)
+    b_label: str
+    a_is_ancestor: bool
+    data_added: FileSet
+    data_removed: FileSet
+    deletes_added: FileSet
+    deletes_removed: FileSet
+    applications: tuple[DeleteApplication, ...]  # for the kept added delete files
+    data_files_hit: int  # distinct live data files of b that some added delete applies to
+    unchanged_data_files: int
+    unchanged_delete_files: int
+
+    @property
+    def records_added(self) -> int:
+        """Records in added data files (file metadata)."""
+        return self.data_added.records
+
+    @property
+    def records_removed(self) -> int:
+        """Records in removed data files (file metadata)."""
+        return self.data_removed.records
+
+    @property
+    def rows_deleted(self) -> int:
+        """Rows held by added delete files (positions or keys; file metadata)."""
+        return self.deletes_added.records
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.data_added.count or self.data_removed.count
+                    or self.deletes_added.count or self.deletes_removed.count)
+
+    def rows(self) -> tuple[pa.Table, pa.Table]:
+        """(rows removed, rows added) going from ``a`` to ``b``, by reading data (explicit I/O).
+
+        Only data files whose rows can differ are read: files live on one side only, and files
+        whose applicable deletes differ. Both sides are read with ``b``'s schema; the result is
+        the multiset difference over all columns (a row present twice in ``a`` and once in
+        ``b`` is removed once).
+        """
+        from icenb.table.scan import Scan
+
+        schema = self.metadata.schema_for_snapshot(self.b.snapshot_id)
+        scans = [Scan(self.io, self.metadata, s.snapshot_id, schema) for s in (self.a, self.b)]
+        plans = [s.plan() for s in scans]
+        deletes = []
+        for plan in plans:
+            files = plan.files
+            paths = files.column("file_path").to_pylist()
+            dels = files.column("delete_files").to_pylist()
+            deletes.append({p: frozenset(d or ()) for p, d in zip(paths, dels, strict=True)})
+        tables = []
+        for side, (scan, plan) in enumerate(zip(scans, plans, strict=True)):
+            mine, other = deletes[side], deletes[1 - side]
+            rows = [i for i, p in enumerate(mine) if other.get(p) != mine[p]]
+            tables.append(scan._read(plan.take(np.asarray(rows, dtype=np.int64))))
+        before, after = tables
+        return _minus(before, after), _minus(after, before)
+
+    def __repr__(self) -> str:
+        return (f"SnapshotDiff({self.a.snapshot_id} -> {self.b.snapshot_id}: "
+                f"+{self.data_added.count}/-{self.data_removed.count} data files, "
+                f"+{self.deletes_added.count}/-{self.deletes_removed.count} delete files)")
+
+
+def _freeze(value: Any) -> Hashable:
+    """A hashable, equality-preserving key for one cell (NaN equals NaN here)."""
+    if isinstance(value, float) and math.isnan(value):
+        return ("nan",)
+    if isinstance(value, dict):
+        return tuple((k, _freeze(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value  # type: ignore[no-any-return]
+
+
+def _row_keys(table: pa.Table) -> list[Hashable]:
+    cols = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    return [tuple(_freeze(c[r]) for c in cols) for r in range(table.num_rows)]
+
+
+def _minus(left: pa.Table, right: pa.Table) -> pa.Table:
+    """Rows of ``left`` not matched one for one by rows of ``right`` (multiset difference)."""
+    budget = Counter(_row_keys(right))
+    keep: list[int] = []
+    for i, key in enumerate(_row_keys(left)):
+        if budget[key] > 0:
+            budget[key] -= 1
+        else:
+            keep.append(i)
+    return left.take(pa.array(keep, pa.int64()))
+
+
+# --------------------------------------------------------------------------- diffing
+
+
+def _paths(entries: pa.Table) -> pa.Array:
+    return pc.struct_field(entries.column("data_file"), "file_path").combine_chunks() \
+        if entries.num_rows else pa.array([], pa.string())
+
+
+def _only_in(left: pa.Table, right: pa.Table) -> pa.Table:
+    """Entries of ``left`` whose file path is not among ``right``'s."""
+    if left.num_rows == 0 or right.num_rows == 0:
+        return left
+    mask = pc.invert(pc.is_in(_paths(left), value_set=_paths(right)))
+    return left.filter(mask)
+
+
+def _sum(entries: pa.Table, name: str) -> int:
+    if entries.num_rows == 0:
+        return 0
+    return int(pc.sum(pc.struct_field(entries.column("data_file"), name)).as_py() or 0)
+
+
+def _kept_rows(entries: pa.Table, max_files: int) -> tuple[np.ndarray[Any, Any],
+                                                             np.ndarray[Any, Any]]:
+    """Row indices (sorted by path) of the head and tail kept for display."""
+    order = np.asarray(pc.sort_indices(_paths(entries)))
+    n = len(order)
+    if n <= max_files:
+        return order, order[:0]
+    half = max_files - max_files // 2
+    return order[:half], order[n - max_files // 2:]
+
+
+def _partition_text(metadata: TableMetadata, spec_id: int,
+                    values: tuple[tuple[str, Any], ...]) -> str:
+    """``name=value`` pairs as partition paths show them (spec: Appendix C, human strings)."""
+    spec = metadata.spec_by_id(spec_id)
+    out = []
+    for name, value in values:
+        text = str(value)
+        pf = None if spec is None else spec.field_by_name(name)
+        if pf is not None:
+            source = next((f for sc in (metadata.schema, *reversed(metadata.schemas))
+                           if (f := sc.field_by_id(pf.source_id)) is not None), None)
+            if source is not None:
+                try:
+                    text = pf.transform.to_human_string(source.field_type, value)
+                except Exception:  # a display nicety: fall back to the raw value
+                    text = str(value)
+        out.append(f"{name}={text}")
+    return ", ".join(out)
+
+
+def _file_infos(metadata: TableMetadata, entries: pa.Table, rows: np.ndarray[Any, Any]
+                ) -> tuple[FileInfo, ...]:
+    if len(rows) == 0:
+        return ()
+    sub = entries.take(pa.array(rows, pa.int64()))
+    df = sub.column("data_file").combine_chunks()
+    names = {f.name for f in df.type}
+
+    def col(name: str) -> list[Any]:
+        return pc.struct_field(df, name).to_pylist() if name in names else [None] * len(sub)
+
+    parts = col("partition")
+    specs = sub.column("partition_spec_id").to_pylist()
+    seqs = sub.column("sequence_number").to_pylist()
+    out = []
+    for i, (content, path, fmt, count, size, ref) in enumerate(zip(
+            col("content"), col("file_path"), col("file_format"), col("record_count"),
+            col("file_size_in_bytes"), col("referenced_data_file"), strict=True)):
+        part = tuple((k, v) for k, v in (parts[i] or {}).items() if v is not None)
+        spec_id = int(specs[i] or 0)
+        out.append(FileInfo(str(path), int(content or 0), str(fmt or ""), int(count or 0),
+                            int(size or 0), spec_id, part,
+                            None if seqs[i] is None else int(seqs[i]), ref,
+                            _partition_text(metadata, spec_id, part)))
+    return tuple(out)
+
+
+def _kinds(entries: pa.Table) -> tuple[tuple[str, int, int], ...]:
+    """Exact (kind, files, records) of entries, in the order data, DV, position, equality."""
+    if entries.num_rows == 0:
+        return ()
+    df = entries.column("data_file")
+    content = pc.struct_field(df, "content")
+    fmt = pc.utf8_upper(pc.struct_field(df, "file_format"))
+    records = pc.struct_field(df, "record_count")
+    puffin = pc.equal(fmt, FileFormat.PUFFIN.name)
+    masks = (
+        ("data", pc.equal(content, int(FileContent.DATA))),
+        (DELETION_VECTOR, pc.and_(pc.equal(content, int(FileContent.POSITION_DELETES)), puffin)),
+        (POSITION_DELETE, pc.and_(pc.equal(content, int(FileContent.POSITION_DELETES)),
+                                  pc.invert(puffin))),
+        (EQUALITY_DELETE, pc.equal(content, int(FileContent.EQUALITY_DELETES))),
+    )
+    out = []
+    for kind, mask in masks:
+        n = int(pc.sum(pc.cast(pc.fill_null(mask, False), pa.int64())).as_py() or 0)
+        if n:
+            rows = int(pc.sum(pc.filter(records, pc.fill_null(mask, False))).as_py() or 0)
+            out.append((kind, n, rows))
+    return tuple(out)
+
+
+def _file_set(metadata: TableMetadata, entries: pa.Table, max_files: int
+              ) -> tuple[FileSet, np.ndarray[Any, Any]]:
+    head_rows, tail_rows = _kept_rows(entries, max_files)
+    fs = FileSet(int(entries.num_rows), _sum(entries, "record_count"),
+                 _sum(entries, "file_size_in_bytes"), _file_infos(metadata, entries, head_rows),
+                 _file_infos(metadata, entries, tail_rows), _kinds(entries))
+    return fs, np.concatenate([head_rows, tail_rows])
+
+
+def diff_snapshots(metadata: TableMetadata, io: FileIO, a: int | str, b: int | str, *,
+                   max_files: int = DEFAULT_MAX_FILES) -> SnapshotDiff:
+    """The diff from snapshot ``a`` to snapshot ``b`` (ids or ref names), by live file path."""
+    if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
+        raise ValidationError("max_files must be a positive integer", field="max_files",
+                              value=max_files)
+    snap_a = resolve_snapshot(metadata, a, what="a")
+    snap_b = resolve_snapshot(metadata, b, what="b")
+    cache = shared_manifest_cache(io)
+    live_a = live_data_files(io, metadata, snap_a.snapshot_id, columns=_COLUMNS, cache=cache)
+    live_b = live_data_files(io, metadata, snap_b.snapshot_id, columns=_COLUMNS, cache=cache)
+
+    data_added_e = _only_in(live_b.data_files, live_a.data_files)
+    data_removed_e = _only_in(live_a.data_files, live_b.data_files)
+    del_added_e = _only_in(live_b.delete_files, live_a.delete_files)
+    del_removed_e = _only_in(live_a.delete_files, live_b.delete_files)
+
+    data_added, _ = _file_set(metadata, data_added_e, max_files)
+    data_removed, _ = _file_set(metadata, data_removed_e, max_files)
+    deletes_added, kept_rows = _file_set(metadata, del_added_e, max_files)
+    deletes_removed, _ = _file_set(metadata, del_removed_e, max_files)
+
+    # Every added delete is matched (exact counts); paths are kept for the kept ones only.
+    hit = 0
+    targets: dict[int, list[str]] = {int(j): [] for j in kept_rows}
+    counts = [0] * del_added_e.num_rows
+    if del_added_e.num_rows and live_b.data_files.num_rows:
+        matched = match_deletes(live_b.data_files, del_added_e, metadata.specs_by_id)
+        data_paths = _paths(live_b.data_files).to_pylist()
+        for i, js in enumerate(matched):
+            if js:
+                hit += 1
+            for j in js:
+                counts[j] += 1
+                kept = targets.get(j)
+                if kept is not None:
+                    kept.append(data_paths[i])
+    applications = tuple(
+        DeleteApplication(info, counts[int(j)], tuple(sorted(targets[int(j)])[:max_files]))
+        for info, j in zip(deletes_added.kept, kept_rows, strict=True))
+
+    return SnapshotDiff(
+        metadata, io, snap_a, snap_b, str(a), str(b),
+        metadata.is_ancestor(snap_a.snapshot_id, snap_b.snapshot_id),
+        data_added, data_removed, deletes_added, deletes_removed, applications, hit,
+        int(live_b.data_files.num_rows) - data_added.count,
+        int(live_b.delete_files.num_rows) - deletes_added.count)
+
