@@ -15,8 +15,8 @@ from icenb.display import fmt
 from icenb.display import html as h
 from icenb.display import text as tx
 from icenb.display.graph import Graph
-from icenb.options import get_options
 from icenb.display.registry import Rendered, register
+from icenb.options import get_options
 from icenb.table.evolution_history import (
     DROPPED,
     FieldChange,

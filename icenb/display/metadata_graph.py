@@ -29,8 +29,8 @@ from icenb.display.fmt import (
     timestamp,
 )
 from icenb.display.graph import Graph
-from icenb.options import get_options
 from icenb.display.registry import Rendered, register
+from icenb.options import get_options
 from icenb.table.metadata_graph import (
     ContentType,
     EntryEdge,

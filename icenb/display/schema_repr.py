@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from icenb.display import fmt
 from icenb.display import html as h
 from icenb.display import text as tx
-from icenb.options import get_options
 from icenb.display.registry import Rendered, register
+from icenb.options import get_options
 from icenb.spec.partition_spec import PartitionField, PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.spec.sort_order import NullOrder, SortField, SortOrder

@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 from icenb.display import fmt
 from icenb.display import html as h
 from icenb.display import text as tx
-from icenb.options import get_options
 from icenb.display.registry import Rendered, register, render
 from icenb.display.schema_repr import fold_html, fold_text, sort_order_fragment, spec_fragment
 from icenb.errors import IcebergError
+from icenb.options import get_options
 from icenb.spec.snapshot import (
     BlobMetadata,
     MetadataLogEntry,

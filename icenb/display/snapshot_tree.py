@@ -20,8 +20,8 @@ from icenb.display import fmt
 from icenb.display import html as h
 from icenb.display.dot import Dot
 from icenb.display.graph import Graph
-from icenb.options import get_options
 from icenb.display.registry import Rendered, register
+from icenb.options import get_options
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotRef
 from icenb.table.history import Snapshots
 

@@ -18,8 +18,8 @@ from icenb.display import html as h
 from icenb.display import text as tx
 from icenb.display.dot import Dot
 from icenb.display.graph import Graph
-from icenb.options import get_options
 from icenb.display.registry import Rendered, register
+from icenb.options import get_options
 from icenb.table.history import MetadataLog, SnapshotLog, ViewVersionLog
 
 __all__ = ["metadata_log_timeline", "snapshot_log_timeline", "view_version_timeline"]

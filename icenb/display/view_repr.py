@@ -13,10 +13,10 @@ from typing import Any
 from icenb.display import fmt
 from icenb.display import html as h
 from icenb.display import text as tx
-from icenb.options import get_options
 from icenb.display.registry import Rendered, register, render
 from icenb.display.schema_repr import fold_html, fold_text
 from icenb.display.snapshot_repr import properties_fragment
+from icenb.options import get_options
 from icenb.spec.view_metadata import (
     DraftSQLViewRepresentation,
     DraftViewMetadata,
