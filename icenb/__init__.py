@@ -14,6 +14,13 @@ from icenb.table.warehouse import Warehouse, warehouse
 
 __version__ = "0.1.0"
 
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext icenb``: register the inspect-table display in a shell started after import."""
+    from icenb.display.inspect_repr import register_ipython_formatters
+
+    register_ipython_formatters(ipython)
+
 __all__ = [
     "Catalog",
     "FilesystemCatalog",

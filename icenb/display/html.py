@@ -42,6 +42,7 @@ border-bottom:1px solid var(--icenb-border);padding:2px 10px 2px 0}
 .icenb table.icenb-t td{padding:1px 10px 1px 0;vertical-align:top;
 border-bottom:1px solid var(--icenb-bg2)}
 .icenb table.icenb-kv td:first-child{color:var(--icenb-fg2);padding-right:14px}
+.icenb td.icenb-num,.icenb th.icenb-num{text-align:right;font-variant-numeric:tabular-nums}
 .icenb tr.icenb-fold td{color:var(--icenb-fg2);font-style:italic;text-align:center}
 .icenb code,.icenb .icenb-mono{font-family:var(--icenb-mono);font-size:12px}
 .icenb pre{font-family:var(--icenb-mono);font-size:12px;white-space:pre-wrap;margin:2px 0}

@@ -64,9 +64,10 @@ are ``timestamp[us, tz=UTC]``. Decoded manifests come from a shared
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 import numpy as np
 import pyarrow as pa
@@ -107,7 +108,7 @@ from icenb.table.task_reader import project_table
 if TYPE_CHECKING:
     from icenb.table.table import Table
 
-__all__ = ["InspectTables", "shared_manifest_cache"]
+__all__ = ["INSPECT_TAG", "InspectTables", "shared_manifest_cache"]
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -158,6 +159,24 @@ def _ts(ms: int) -> int:
     return ms * 1000
 
 
+#: Schema metadata key naming the metadata table an Arrow table is (the display layer draws
+#: tagged tables as bounded HTML; other Arrow tables keep their own display).
+INSPECT_TAG = b"icenb.inspect"
+
+P = ParamSpec("P")
+
+
+def _tagged(fn: Callable[P, pa.Table]) -> Callable[P, pa.Table]:
+    """Tag the returned table with its metadata table name (schema metadata, no copy)."""
+    name = fn.__name__.encode()
+
+    @functools.wraps(fn)
+    def tagged(*args: P.args, **kwargs: P.kwargs) -> pa.Table:
+        out = fn(*args, **kwargs)
+        return out.replace_schema_metadata({**(out.schema.metadata or {}), INSPECT_TAG: name})
+    return tagged
+
+
 class InspectTables:
     """The metadata tables of one :class:`~icenb.table.table.Table` (its loaded metadata)."""
 
@@ -170,6 +189,7 @@ class InspectTables:
 
     # ------------------------------------------------------------------ table-wide
 
+    @_tagged
     def snapshots(self) -> pa.Table:
         """One row per snapshot in the metadata (spec: Snapshots)."""
         snaps = self._table.metadata.snapshots
@@ -189,6 +209,7 @@ class InspectTables:
             "summary": pa.array(summaries, pa.map_(pa.string(), pa.string())),
         })
 
+    @_tagged
     def history(self) -> pa.Table:
         """One row per ``snapshot-log`` entry; ``is_current_ancestor`` tells whether the
         snapshot is the current one or one of its ancestors (spec: Table Metadata Fields)."""
@@ -207,6 +228,7 @@ class InspectTables:
                                             pa.bool_()),
         })
 
+    @_tagged
     def refs(self) -> pa.Table:
         """One row per branch or tag (spec: Snapshot References)."""
         items = sorted(self._table.metadata.refs.items())
@@ -223,6 +245,7 @@ class InspectTables:
                                                pa.int64()),
         })
 
+    @_tagged
     def metadata_log_entries(self) -> pa.Table:
         """The previous metadata files and the current one, each with the snapshot that was
         current then (the last ``snapshot-log`` entry at or before its timestamp)."""
@@ -250,28 +273,34 @@ class InspectTables:
 
     # ------------------------------------------------------------------ per snapshot
 
+    @_tagged
     def manifests(self, snapshot_id: int | None = None) -> pa.Table:
         """The manifests of a snapshot (default: the current one; none without one)."""
         snap = self._snapshot(snapshot_id)
         files = [] if snap is None else self._manifest_files(snap)
         return _manifest_rows(self._table.metadata, files)
 
+    @_tagged
     def entries(self, snapshot_id: int | None = None) -> pa.Table:
         """Every manifest entry of a snapshot, DELETED ones included (spec: Manifests)."""
         return self._entries_table(self._raw_entries(self._snapshot_manifests(snapshot_id)))
 
+    @_tagged
     def files(self, snapshot_id: int | None = None) -> pa.Table:
         """The live data and delete files of a snapshot, one column per ``data_file`` field."""
         return self._files(self._snapshot_manifests(snapshot_id), None)
 
+    @_tagged
     def data_files(self, snapshot_id: int | None = None) -> pa.Table:
         """The live data files of a snapshot (from its data manifests)."""
         return self._files(self._snapshot_manifests(snapshot_id), ManifestContent.DATA)
 
+    @_tagged
     def delete_files(self, snapshot_id: int | None = None) -> pa.Table:
         """The live delete files of a snapshot (from its delete manifests)."""
         return self._files(self._snapshot_manifests(snapshot_id), ManifestContent.DELETES)
 
+    @_tagged
     def partitions(self, snapshot_id: int | None = None) -> pa.Table:
         """Per partition, the counts and sizes of a snapshot's live data and delete files and
         when the partition last changed (spec: Manifests; see the module docstring)."""
@@ -280,6 +309,7 @@ class InspectTables:
         raw = self._raw_entries(manifests, columns=_PARTITIONS_COLUMNS)
         return _partitions_table(md, _keep(raw, _live(raw)))
 
+    @_tagged
     def position_deletes(self, snapshot_id: int | None = None) -> pa.Table:
         """Every position deleted by a snapshot's live position delete files and deletion
         vectors (spec: "Position Delete Files", "Deletion Vectors")."""
@@ -294,6 +324,7 @@ class InspectTables:
 
     # ------------------------------------------------------------------ all snapshots
 
+    @_tagged
     def all_manifests(self) -> pa.Table:
         """The manifests of every snapshot in the metadata, one row per (snapshot, manifest),
         with ``reference_snapshot_id`` naming the snapshot."""
@@ -302,19 +333,23 @@ class InspectTables:
         rows = rows.take(pa.array(positions, pa.int64()))
         return rows.append_column("reference_snapshot_id", pa.array(refs, pa.int64()))
 
+    @_tagged
     def all_entries(self) -> pa.Table:
         """Every entry of every distinct manifest reachable from a snapshot in the metadata."""
         return self._entries_table(self._raw_entries(self._reachable()[0]))
 
+    @_tagged
     def all_files(self) -> pa.Table:
         """The live files of every distinct manifest reachable from a snapshot (a file in two
         manifests has two rows, as in the reference)."""
         return self._files(self._reachable()[0], None)
 
+    @_tagged
     def all_data_files(self) -> pa.Table:
         """The live data files of every distinct data manifest reachable from a snapshot."""
         return self._files(self._reachable()[0], ManifestContent.DATA)
 
+    @_tagged
     def all_delete_files(self) -> pa.Table:
         """The live delete files of every distinct delete manifest reachable from a snapshot."""
         return self._files(self._reachable()[0], ManifestContent.DELETES)
