@@ -179,12 +179,7 @@ def _snapshot_log(log: SnapshotLog) -> _Timeline:
                      bold=is_current(i), greyed=expired)
 
     def note(i: int) -> list[tuple[str, str]]:
-        out = []
-        if i in backs:
-            out.append(("rollback", "warn"))
-        if is_current(i):
-            out.append(("current", "current"))
-        return out
+        return _notes(i in backs, is_current(i))
 
     return _Timeline(
         name="snapshot_log", what="entries", one="entry", n=n, time=lambda i: log[i].timestamp_ms,
@@ -195,6 +190,12 @@ def _snapshot_log(log: SnapshotLog) -> _Timeline:
                             "".join(h.badge(t, k) for t, k in note(i))],
         text_row=lambda i: [str(i + 1), fmt.timestamp(log[i].timestamp_ms),
                             str(log[i].snapshot_id), op(i), " ".join(t for t, _ in note(i))])
+
+
+def _notes(rollback: bool, current: bool) -> list[tuple[str, str]]:
+    """The badges of one log entry: rollback, current."""
+    return [b for b, on in ((("rollback", "warn"), rollback), (("current", "current"), current))
+            if on]
 
 
 def snapshot_log_timeline(log: SnapshotLog) -> Graph:
@@ -297,12 +298,7 @@ def _view_log(log: ViewVersionLog) -> _Timeline:
                      greyed=gone)
 
     def note(i: int) -> list[tuple[str, str]]:
-        out = []
-        if i in backs:
-            out.append(("rollback", "warn"))
-        if is_current(i):
-            out.append(("current", "current"))
-        return out
+        return _notes(i in backs, is_current(i))
 
     return _Timeline(
         name="view_versions", what="entries", one="entry", n=n, time=lambda i: log[i].timestamp_ms,
