@@ -31,6 +31,8 @@ from icenb.display import (  # noqa: F401, I001
     table_repr,
     scan_repr,
     inspect_repr,
+    manifest_repr,
+    metadata_tree,
     metadata_graph,
     snapshot_tree,
     timeline,

@@ -56,6 +56,7 @@ from icenb.table.metadata_graph import (
     default_graph_snapshots,
     resolve_snapshot,
 )
+from icenb.table.metadata_tree import MetadataTree, build_metadata_tree
 from icenb.table.scan import Scan, _short
 from icenb.table.snapshot_producer import FastAppend, commit_snapshot, refresh_on_error
 
@@ -670,6 +671,15 @@ class Table:
         metadata, and which new deletes apply to which data files; ``.rows()`` reads the
         rows. Reads both snapshots' manifests; keeps at most ``max_files`` files per list."""
         return diff_snapshots(self._metadata, self._io, a, b, max_files=max_files)
+
+    def metadata_tree(self, snapshot: int | str | None = None) -> MetadataTree:
+        """One snapshot (id or ref; default current) as metadata -> manifest list -> manifests
+        -> files, reading only the manifests drawn (bounded by the display options)."""
+        opts = get_options()
+        return build_metadata_tree(self._io, self._metadata, snapshot,
+                                   metadata_location=self.metadata_location,
+                                   max_manifests=opts.display_max_manifests,
+                                   max_files=opts.display_max_files)
 
     def __repr__(self) -> str:
         md = self._metadata

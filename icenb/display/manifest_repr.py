@@ -1,0 +1,283 @@
+"""Reprs of manifest-level objects: manifest list entries, manifest entries, content files,
+partition field summaries, deletion vectors and decoded (cached) manifests.
+
+Spec: "Manifest Lists" (``manifest_file``, ``field_summary``), "Manifests" (``manifest_entry``,
+``data_file``), "Deletion Vectors". Nothing here reads a file. Bounds are shown as hex: the
+objects do not carry the schema that ``metrics_evaluator.decode_bounds`` needs (the metadata
+tree, which has it, is drawn elsewhere).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from icenb.display import html as h
+from icenb.display import text as tx
+from icenb.display.fmt import count, cut, file_name, fold, hidden, size
+from icenb.display.registry import Rendered, register
+from icenb.io.manifest_reader import DecodedManifest
+from icenb.options import get_options
+from icenb.spec.deletion_vector import DeletionVector
+from icenb.spec.manifest import (
+    DataFile,
+    EntryStatus,
+    FieldSummary,
+    FileContent,
+    FileFormat,
+    ManifestContent,
+    ManifestEntry,
+    ManifestFile,
+)
+
+__all__ = ["STATUS_BADGES", "bound_hex", "content_word", "partition_text", "status_badge"]
+
+#: Entry status -> badge kind (spec: Manifest Entry Fields, ``status``).
+STATUS_BADGES = {EntryStatus.ADDED: "added", EntryStatus.EXISTING: "existing",
+                 EntryStatus.DELETED: "deleted"}
+_BOUND_BYTES = 16
+
+
+def content_word(f: DataFile) -> str:
+    """What a content file is: data, position deletes, a deletion vector or equality deletes."""
+    if f.content == FileContent.DATA:
+        return "Data file"
+    if f.content == FileContent.EQUALITY_DELETES:
+        return "Equality delete file"
+    if f.file_format == FileFormat.PUFFIN:
+        return "Deletion vector"
+    return "Position delete file"
+
+
+def status_badge(status: Any) -> str:
+    """An ADDED/EXISTING/DELETED badge (unknown values shown as they are)."""
+    try:
+        s = EntryStatus(status)
+    except ValueError:
+        return h.badge(str(status), "warn")
+    return h.badge(s.name, STATUS_BADGES[s])
+
+
+def bound_hex(raw: bytes | None) -> str:
+    """Bound bytes as hex, cut after 16 bytes (Appendix D single-value serialization)."""
+    if raw is None:
+        return "-"
+    b = bytes(raw)
+    text = b[:_BOUND_BYTES].hex()
+    return text + ("…" if len(b) > _BOUND_BYTES else "")
+
+
+def partition_text(partition: Sequence[Any], names: Sequence[str] | None = None) -> str:
+    """A partition tuple as ``name=value, ...`` (positions when the names are unknown)."""
+    if not partition:
+        return "unpartitioned"
+    parts = []
+    for i, v in enumerate(partition):
+        name = names[i] if names is not None and i < len(names) else None
+        value = "null" if v is None else str(v)
+        parts.append(f"{name}={value}" if name else value)
+    return cut(", ".join(parts))
+
+
+def _opt(v: Any) -> str:
+    return "-" if v is None else str(v)
+
+
+def _kv_html(pairs: Sequence[tuple[str, str]]) -> str:
+    return h.kv((k, h.esc(v)) for k, v in pairs)
+
+
+# --------------------------------------------------------------------------- manifest file
+
+
+def _manifest_pairs(m: ManifestFile) -> list[tuple[str, str]]:
+    pairs = [
+        ("path", cut(m.manifest_path)),
+        ("content", "deletes" if m.content == ManifestContent.DELETES else "data"),
+        ("length", size(m.manifest_length)),
+        ("partition spec", str(m.partition_spec_id)),
+        ("sequence number", str(m.sequence_number)),
+        ("min sequence number", str(m.min_sequence_number)),
+        ("added snapshot", str(m.added_snapshot_id)),
+        ("files added / existing / deleted", " / ".join(
+            count(x) for x in (m.added_files_count, m.existing_files_count,
+                               m.deleted_files_count))),
+        ("rows added / existing / deleted", " / ".join(
+            count(x) for x in (m.added_rows_count, m.existing_rows_count,
+                               m.deleted_rows_count))),
+    ]
+    if m.first_row_id is not None:
+        pairs.append(("first row id", str(m.first_row_id)))
+    if m.key_metadata is not None:
+        pairs.append(("key metadata", f"{len(m.key_metadata)} bytes (encrypted)"))
+    return pairs
+
+
+def _summary_rows(summaries: Sequence[FieldSummary]) -> list[list[str]]:
+    return [[str(i), str(s.contains_null), _opt(s.contains_nan), bound_hex(s.lower_bound),
+             bound_hex(s.upper_bound)] for i, s in enumerate(summaries)]
+
+
+_SUMMARY_HEADERS = ["field", "contains null", "contains NaN", "lower (hex)", "upper (hex)"]
+
+
+@register(ManifestFile)
+def _manifest_file(m: ManifestFile) -> Rendered:
+    pairs = _manifest_pairs(m)
+    limit = get_options().display_max_rows
+    body = _kv_html(pairs)
+    text = [f"Manifest file {file_name(m.manifest_path)}", tx.kv(pairs, "  ")]
+    if m.partitions:
+        rows = _summary_rows(m.partitions)
+        body += h.section("Partition summaries", h.table(
+            _SUMMARY_HEADERS, [[h.esc(c) for c in r] for r in rows], limit=limit,
+            what="fields"), count=str(len(rows)))
+        text += ["  partition summaries:",
+                 tx.table(_SUMMARY_HEADERS, rows, limit=limit, what="fields", indent="    ")]
+    kind = "deletes" if m.content == ManifestContent.DELETES else "data"
+    sub = h.badge(kind, "muted") + h.muted(f"added by snapshot {m.added_snapshot_id}")
+    return Rendered(h.card("Manifest file", file_name(m.manifest_path), sub, body),
+                    "\n".join(text))
+
+
+@register(FieldSummary)
+def _field_summary(s: FieldSummary) -> Rendered:
+    pairs = [("contains null", str(s.contains_null)), ("contains NaN", _opt(s.contains_nan)),
+             ("lower bound (hex)", bound_hex(s.lower_bound)),
+             ("upper bound (hex)", bound_hex(s.upper_bound))]
+    return Rendered(h.card("Partition field summary", "", "", _kv_html(pairs)),
+                    "Partition field summary\n" + tx.kv(pairs, "  "))
+
+
+# --------------------------------------------------------------------------- data file
+
+
+def _file_pairs(f: DataFile) -> list[tuple[str, str]]:
+    pairs = [("path", cut(f.file_path)), ("content", content_word(f).lower()),
+             ("format", f.file_format.name), ("partition spec", str(f.spec_id)),
+             ("partition", partition_text(f.partition)),
+             ("records", count(f.record_count)), ("size", size(f.file_size_in_bytes))]
+    if f.data_sequence_number is not None:
+        pairs.append(("data sequence number", str(f.data_sequence_number)))
+    if f.equality_ids is not None:
+        pairs.append(("equality ids", ", ".join(map(str, f.equality_ids))))
+    if f.referenced_data_file is not None:
+        pairs.append(("referenced data file", cut(f.referenced_data_file)))
+    if f.content_offset is not None or f.content_size_in_bytes is not None:
+        pairs.append(("blob in Puffin file", f"offset {_opt(f.content_offset)}, "
+                      f"{size(f.content_size_in_bytes)}"))
+    if f.sort_order_id is not None:
+        pairs.append(("sort order", str(f.sort_order_id)))
+    if f.first_row_id is not None:
+        pairs.append(("first row id", str(f.first_row_id)))
+    if f.split_offsets:
+        head, n, tail = fold(f.split_offsets, 6)
+        shown = [*map(str, head), *([hidden(n, "offsets")] if n else []), *map(str, tail)]
+        pairs.append(("split offsets", ", ".join(shown)))
+    if f.key_metadata is not None:
+        pairs.append(("key metadata", f"{len(f.key_metadata)} bytes (encrypted)"))
+    return pairs
+
+
+_STATS_HEADERS = ["field id", "size", "values", "nulls", "NaNs", "lower (hex)", "upper (hex)"]
+
+
+def _get(m: Mapping[int, Any] | None, fid: int) -> Any:
+    return None if m is None else m.get(fid)
+
+
+def _stats_rows(f: DataFile) -> list[list[str]]:
+    """One row per column id that has any metric (column stats, spec: Manifests 108-128)."""
+    maps = (f.column_sizes, f.value_counts, f.null_value_counts, f.nan_value_counts,
+            f.lower_bounds, f.upper_bounds)
+    ids = sorted({fid for m in maps if m for fid in m})
+    rows = []
+    for fid in ids:
+        rows.append([str(fid), size(_get(f.column_sizes, fid)) if _get(f.column_sizes, fid)
+                     is not None else "-", count(_get(f.value_counts, fid)),
+                     count(_get(f.null_value_counts, fid)), count(_get(f.nan_value_counts, fid)),
+                     bound_hex(_get(f.lower_bounds, fid)), bound_hex(_get(f.upper_bounds, fid))])
+    return rows
+
+
+def data_file_parts(f: DataFile) -> tuple[str, str]:
+    """A content file's HTML body and text (used by the entry and file reprs)."""
+    pairs = _file_pairs(f)
+    limit = get_options().display_max_rows
+    body = _kv_html(pairs)
+    text = [tx.kv(pairs, "  ")]
+    rows = _stats_rows(f)
+    if rows:
+        body += h.section("Column stats", h.table(
+            _STATS_HEADERS, [[h.esc(c) for c in r] for r in rows], limit=limit,
+            what="columns"), count=str(len(rows)))
+        text += ["  column stats:",
+                 tx.table(_STATS_HEADERS, rows, limit=limit, what="columns", indent="    ")]
+    return body, "\n".join(text)
+
+
+@register(DataFile)
+def _data_file(f: DataFile) -> Rendered:
+    body, text = data_file_parts(f)
+    sub = h.badge(f.file_format.name, "muted") + h.muted(
+        f"{count(f.record_count)} records · {size(f.file_size_in_bytes)}")
+    word = content_word(f)
+    return Rendered(h.card(word, file_name(f.file_path), sub, body),
+                    f"{word} {file_name(f.file_path)}\n{text}")
+
+
+@register(ManifestEntry)
+def _manifest_entry(e: ManifestEntry) -> Rendered:
+    status = e.status.name if isinstance(e.status, EntryStatus) else str(e.status)
+    pairs = [("status", status), ("snapshot", _opt(e.snapshot_id)),
+             ("data sequence number", _opt(e.sequence_number)),
+             ("file sequence number", _opt(e.file_sequence_number))]
+    fbody, ftext = data_file_parts(e.data_file)
+    word = content_word(e.data_file)
+    body = _kv_html(pairs) + h.section(word, fbody, open=True)
+    sub = status_badge(e.status) + h.muted(word.lower())
+    text = (f"Manifest entry {status} {file_name(e.data_file.file_path)}\n"
+            f"{tx.kv(pairs, '  ')}\n  {word.lower()}:\n{tx.indent(ftext, '  ')}")
+    return Rendered(h.card("Manifest entry", file_name(e.data_file.file_path), sub, body), text)
+
+
+# --------------------------------------------------------------------------- deletion vector
+
+
+@register(DeletionVector)
+def _deletion_vector(dv: DeletionVector) -> Rendered:
+    limit = get_options().display_max_rows
+    first = list(itertools.islice(iter(dv), limit))
+    n = dv.cardinality
+    shown = ", ".join(map(str, first)) + (", " + hidden(n - len(first), "positions")
+                                          if n > len(first) else "")
+    pairs = [("deleted positions", count(n)), ("bitmaps (high 32 bits)", str(len(dv.bitmaps))),
+             ("first positions", shown or "-")]
+    if n:
+        last = int(dv.to_numpy()[-1])
+        pairs.append(("last position", str(last)))
+    title = f"{count(n)} deleted {'position' if n == 1 else 'positions'}"
+    return Rendered(h.card("Deletion vector", title, "", _kv_html(pairs)),
+                    "Deletion vector\n" + tx.kv(pairs, "  "))
+
+
+# --------------------------------------------------------------------------- decoded manifest
+
+
+@register(DecodedManifest)
+def _decoded(d: DecodedManifest) -> Rendered:
+    is_list = d.partition_spec_id is None and d.format_version is None
+    kind = "Decoded manifest list" if is_list else "Decoded manifest"
+    t = d.table
+    pairs = [("rows", count(t.num_rows)), ("columns", str(t.num_columns)),
+             ("Arrow bytes", size(t.nbytes))]
+    if not is_list:
+        pairs += [("partition spec", _opt(d.partition_spec_id)),
+                  ("format version", _opt(d.format_version))]
+    names = list(t.column_names)
+    head, n, tail = fold(names, get_options().display_max_fields)
+    cols = [*head, *([hidden(n, "columns")] if n else []), *tail]
+    pairs.append(("column names", ", ".join(cols)))
+    title = f"{count(t.num_rows)} {'manifests' if is_list else 'entries'}"
+    return Rendered(h.card(kind, title, "", _kv_html(pairs)), f"{kind}\n{tx.kv(pairs, '  ')}")

@@ -1,0 +1,379 @@
+"""Draw a :class:`~icenb.table.metadata_tree.MetadataTree`: one snapshot as table metadata ->
+manifest list -> manifests -> files, top-down, with dashed "applies to" edges from delete files
+to the data files they apply to (spec: "Scan Planning"). Only what the tree holds is drawn.
+
+The manifest list and each manifest are drawn as tables, one row (and port) per entry, so each
+edge leaves the row of the entry it stands for. The index node's title comes from its kind
+(``manifest_list`` now, ``root`` for v4 later), so a v4 tree draws with the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from icenb.display import html as h
+from icenb.display.dot import Cell, Dot, table_label
+from icenb.display.fmt import count, file_name, fold, hidden, plural, short_path, size
+from icenb.display.graph import Graph
+from icenb.display.manifest_repr import content_word, partition_text, status_badge
+from icenb.display.registry import Rendered, register
+from icenb.options import get_options
+from icenb.spec.manifest import EntryStatus, ManifestContent
+from icenb.table.metadata_tree import (
+    HiddenManifests,
+    MetadataTree,
+    TreeEntry,
+    TreeIndex,
+    TreeManifest,
+)
+
+__all__ = ["metadata_tree_dot", "metadata_tree_figure", "metadata_tree_text"]
+
+_INDEX_TITLES = {"manifest_list": "Manifest list", "root": "Root manifest"}
+_NAME_LIMIT = 36
+
+
+def _short(name: str, limit: int = _NAME_LIMIT) -> str:
+    """A long file name shortened in the middle (uuids make names long)."""
+    if len(name) <= limit:
+        return name
+    tail = limit // 2
+    return name[: limit - tail - 1] + "…" + name[len(name) - tail:]
+
+
+def _status(e: TreeEntry) -> str:
+    try:
+        return EntryStatus(e.status).name
+    except ValueError:
+        return str(e.status)
+
+
+def _manifest_word(m: TreeManifest) -> str:
+    return "Delete manifest" if m.manifest.content == ManifestContent.DELETES else "Data manifest"
+
+
+# --------------------------------------------------------------------------- view
+
+
+@dataclass
+class _View:
+    """What is drawn under the display options in effect (the tree may hold more)."""
+
+    manifests: list[TreeManifest]
+    fold_at: int            # index in ``manifests`` where the folded manifests go
+    manifests_hidden: int
+    hidden: HiddenManifests
+    entries: dict[int, tuple[list[TreeEntry], int, int]]  # position -> (entries, fold at, n)
+    file_ids: dict[str, str]  # path -> F<n>, in drawing order
+
+
+def _refold(items: Sequence[object], head: int, n_hidden: int, limit: int
+            ) -> tuple[list[int], int, int]:
+    """Indices of ``items`` to show, where the fold goes, and how many are hidden in all."""
+    if len(items) <= limit:
+        return list(range(len(items))), head, n_hidden
+    h_part, n, t_part = fold(range(len(items)), limit)
+    return [*h_part, *t_part], len(h_part), n_hidden + n
+
+
+def _view(tree: MetadataTree) -> _View:
+    opts = get_options()
+    index = tree.index
+    if index is None:
+        return _View([], 0, 0, HiddenManifests(), {}, {})
+    shown, fold_at, n_hidden = _refold(index.manifests, index.manifests_head,
+                                       max(index.manifests_total - len(index.manifests), 0),
+                                       opts.display_max_manifests)
+    manifests = [index.manifests[i] for i in shown]
+    kept = set(shown)
+    extra = [m for i, m in enumerate(index.manifests) if i not in kept]
+    hidden_sum = _add_hidden(index.hidden, extra)
+    entries: dict[int, tuple[list[TreeEntry], int, int]] = {}
+    file_ids: dict[str, str] = {}
+    for m in manifests:
+        idx, at, n = _refold(m.entries, m.entries_head, m.entries_hidden, opts.display_max_files)
+        es = [m.entries[i] for i in idx]
+        entries[m.position] = (es, at, n)
+        for e in es:
+            file_ids.setdefault(e.file.file_path, f"F{len(file_ids) + 1}")
+    return _View(manifests, fold_at, n_hidden, hidden_sum, entries, file_ids)
+
+
+def _add_hidden(base: HiddenManifests, more: Sequence[TreeManifest]) -> HiddenManifests:
+    """The summary of hidden manifests with more (drawn, then folded at render time) added."""
+    if not more:
+        return base
+
+    def add(a: int | None, b: int | None) -> int | None:
+        return None if a is None or b is None else a + b
+
+    out = base
+    for m in more:
+        mf = m.manifest
+        deletes = mf.content == ManifestContent.DELETES
+        rows = add(mf.added_rows_count, mf.existing_rows_count)
+        out = HiddenManifests(
+            out.data_manifests + (0 if deletes else 1), out.delete_manifests + int(deletes),
+            add(out.added_files, mf.added_files_count),
+            add(out.existing_files, mf.existing_files_count),
+            add(out.deleted_files, mf.deleted_files_count), add(out.rows, rows))
+    return out
+
+
+def _hidden_text(n: int, s: HiddenManifests) -> str:
+    """``… 988 more manifests …`` and what the manifest list says about them."""
+    parts = []
+    if s.count:
+        parts.append(f"{count(s.data_manifests)} data, {count(s.delete_manifests)} delete")
+    if s.added_files is not None and s.existing_files is not None:
+        parts.append(f"{plural(s.added_files + s.existing_files, 'live file')}")
+    if s.rows is not None:
+        parts.append(plural(s.rows, "row"))
+    return hidden(n, "manifests") + (f" ({'; '.join(parts)})" if parts else "")
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def _counts(m: TreeManifest) -> str:
+    mf = m.manifest
+    return (f"+{count(mf.added_files_count)} ={count(mf.existing_files_count)} "
+            f"-{count(mf.deleted_files_count)}")
+
+
+def _metadata_label(tree: MetadataTree) -> str:
+    name = file_name(tree.metadata_location) if tree.metadata_location else "(not saved)"
+    lines = ["Table metadata", _short(name), f"format v{tree.format_version}"]
+    snap = tree.snapshot
+    if snap is not None:
+        lines.append(f"snapshot {snap.snapshot_id}")
+        op = str(snap.summary.operation) if snap.summary is not None else "no operation"
+        lines.append(f"{op} · seq {snap.sequence_number}")
+        if tree.refs:
+            lines.append(_short(", ".join(tree.refs)))
+    return "\n".join(lines)
+
+
+def _file_label(tree: MetadataTree, e: TreeEntry, fid: str) -> str:
+    f = e.file
+    lines = [f"{fid} · {content_word(f)}", _short(file_name(f.file_path))]
+    kind = e.kind
+    if kind == "deletion_vector":
+        lines.append(f"offset {f.content_offset if f.content_offset is not None else '?'} · "
+                     f"{size(f.content_size_in_bytes)}")
+        lines.append(plural(f.record_count, "deleted row"))
+    elif kind == "equality_delete":
+        ids = f.equality_ids or ()
+        lines.append("on " + _short(", ".join(tree.column_names.get(i, str(i)) for i in ids)))
+        lines.append(plural(f.record_count, "key"))
+    else:
+        lines.append(f"{plural(f.record_count, 'row')} · {size(f.file_size_in_bytes)}")
+    if f.partition:
+        lines.append(_short(partition_text(f.partition, tree.spec_fields.get(f.spec_id))))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- DOT
+
+
+def _draw(tree: MetadataTree, view: _View) -> Dot:
+    dot = Dot("metadata_tree", rankdir="TB")
+    dot.node("meta", _metadata_label(tree), kind="metadata")
+    index = tree.index
+    if index is None:
+        if tree.note:
+            dot.node("note", _short(tree.note, 80), kind="folded")
+            dot.edge("meta", "note", style="dotted")
+        return dot
+    _draw_index(dot, tree, index, view)
+    for m in view.manifests:
+        _draw_manifest(dot, tree, m, view)
+    # a delete file applies to data files of the snapshot (spec: Scan Planning)
+    for m in view.manifests:
+        for e in view.entries[m.position][0]:
+            src = view.file_ids[e.file.file_path]
+            for path in e.applies_to:
+                dst = view.file_ids.get(path)
+                if dst is not None and dst != src:
+                    dot.edge(src, dst, label="applies to", style="dashed", constraint="false")
+    return dot
+
+
+def _draw_index(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View) -> None:
+    title = _INDEX_TITLES.get(index.kind, index.kind)
+    sub = (_short(file_name(index.location)) if index.location
+           else "v1: manifests listed in the metadata")
+    rows: list[list[str | Cell]] = []
+    for i, m in enumerate(view.manifests):
+        if i == view.fold_at and view.manifests_hidden:
+            rows.append([Cell(hidden(view.manifests_hidden, "manifests"))])
+        word = "deletes" if m.manifest.content == ManifestContent.DELETES else "data"
+        rows.append([Cell(f"M{m.position + 1}", port=f"m{m.position}"), word, _counts(m)])
+    if view.manifests_hidden and view.fold_at >= len(view.manifests):
+        rows.append([Cell(hidden(view.manifests_hidden, "manifests"))])
+    if not rows:
+        rows.append([Cell("no manifests")])
+    subtitle = f"{sub} · {plural(index.manifests_total, 'manifest')}"
+    dot.node("index", table_label(title, rows, kind=index.kind, subtitle=subtitle),
+             kind=index.kind, html=True)
+    dot.edge("meta", "index")
+    if view.manifests_hidden:
+        dot.node("index_more", _hidden_text(view.manifests_hidden, view.hidden), kind="folded")
+        dot.edge("index", "index_more", style="dotted")
+
+
+def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View) -> None:
+    mid = f"M{m.position + 1}"
+    entries, at, n_hidden = view.entries[m.position]
+    rows: list[list[str | Cell]] = []
+    for i, e in enumerate(entries):
+        if i == at and n_hidden:
+            rows.append([Cell(hidden(n_hidden, "entries"))])
+        rows.append([Cell(_status(e), port=f"e{i}"), _short(file_name(e.file.file_path), 28),
+                     count(e.file.record_count)])
+    if n_hidden and at >= len(entries):
+        rows.append([Cell(hidden(n_hidden, "entries"))])
+    if not rows:
+        rows.append([Cell("no entries")])
+    subtitle = (f"{_short(file_name(m.manifest.manifest_path))} · "
+                f"{plural(m.entries_total, 'entry', 'entries')} · spec "
+                f"{m.manifest.partition_spec_id} · seq {m.manifest.sequence_number}")
+    dot.node(mid, table_label(f"{mid} · {_manifest_word(m)}", rows, kind=m.kind,
+                              subtitle=subtitle), kind=m.kind, html=True)
+    dot.edge(f"index:m{m.position}", mid)
+    for i, e in enumerate(entries):
+        fid = view.file_ids[e.file.file_path]
+        dot.node(fid, _file_label(tree, e, fid), kind=e.kind)
+        attrs = {"style": "dashed"} if e.status == EntryStatus.DELETED else {}
+        dot.edge(f"{mid}:e{i}", fid, **attrs)
+
+
+def metadata_tree_dot(tree: MetadataTree) -> str:
+    """The DOT source of the tree (top-down)."""
+    return _draw(tree, _view(tree)).source()
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _text_lines(tree: MetadataTree, view: _View) -> list[str]:
+    meta = file_name(tree.metadata_location) if tree.metadata_location else "(not saved)"
+    head = f"Table metadata {meta} (format v{tree.format_version})"
+    snap = tree.snapshot
+    if snap is not None:
+        op = str(snap.summary.operation) if snap.summary is not None else "no operation"
+        head += f" · snapshot {snap.snapshot_id} ({op}, seq {snap.sequence_number})"
+        if tree.refs:
+            head += " [" + ", ".join(tree.refs) + "]"
+    lines = [head]
+    index = tree.index
+    if index is None:
+        if tree.note:
+            lines.append(f"  ({tree.note})")
+        return lines
+    where = (file_name(index.location) if index.location
+             else "v1: manifests listed in the metadata")
+    lines.append(f"  {_INDEX_TITLES.get(index.kind, index.kind)} {where} · "
+                 f"{plural(index.manifests_total, 'manifest')}")
+    for i, m in enumerate(view.manifests):
+        if i == view.fold_at and view.manifests_hidden:
+            lines.append("    " + _hidden_text(view.manifests_hidden, view.hidden))
+        lines.extend(_manifest_text(tree, m, view))
+    if view.manifests_hidden and view.fold_at >= len(view.manifests):
+        lines.append("    " + _hidden_text(view.manifests_hidden, view.hidden))
+    return lines
+
+
+def _manifest_text(tree: MetadataTree, m: TreeManifest, view: _View) -> list[str]:
+    out = [f"    M{m.position + 1} {_manifest_word(m).lower()} "
+           f"{file_name(m.manifest.manifest_path)} · "
+           f"{plural(m.entries_total, 'entry', 'entries')} ({m.added} added, "
+           f"{m.existing} existing, {m.deleted} deleted)"]
+    entries, at, n_hidden = view.entries[m.position]
+    for i, e in enumerate(entries):
+        if i == at and n_hidden:
+            out.append("      " + hidden(n_hidden, "entries"))
+        f = e.file
+        fid = view.file_ids[f.file_path]
+        line = (f"      {_status(e):<8} {fid} {content_word(f).lower()} "
+                f"{file_name(f.file_path)} · {plural(f.record_count, 'row')}")
+        if f.partition:
+            line += " · " + partition_text(f.partition, tree.spec_fields.get(f.spec_id))
+        out.append(line)
+        targets = [view.file_ids.get(p, file_name(p)) for p in e.applies_to]
+        if targets:
+            out.append("        applies to " + ", ".join(targets))
+    if n_hidden and at >= len(entries):
+        out.append("      " + hidden(n_hidden, "entries"))
+    return out
+
+
+def metadata_tree_text(tree: MetadataTree) -> str:
+    """The plain-text outline (an indented tree) for consoles."""
+    return "\n".join(_text_lines(tree, _view(tree)))
+
+
+def metadata_tree_figure(tree: MetadataTree) -> Graph:
+    """The tree as a :class:`~icenb.display.graph.Graph` (SVG in notebooks, ``.dot``, ``.text``)."""
+    view = _view(tree)
+    title = (f"snapshot {tree.snapshot.snapshot_id}" if tree.snapshot is not None
+             else "no snapshot")
+    return Graph(_draw(tree, view).source(), "\n".join(_text_lines(tree, view)), title=title,
+                 kind="Metadata tree", caption=tree.note or "")
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _manifest_rows(view: _View) -> list[list[str]]:
+    rows = []
+    for m in view.manifests:
+        mf = m.manifest
+        word = "deletes" if mf.content == ManifestContent.DELETES else "data"
+        rows.append([h.esc(f"M{m.position + 1}"), h.badge(word, "muted"),
+                     h.code(_short(file_name(mf.manifest_path))), h.esc(mf.partition_spec_id),
+                     h.esc(mf.sequence_number), h.esc(count(mf.added_files_count)),
+                     h.esc(count(mf.existing_files_count)), h.esc(count(mf.deleted_files_count)),
+                     h.esc(count(m.entries_total))])
+    return rows
+
+
+def _file_rows(tree: MetadataTree, view: _View) -> list[list[str]]:
+    rows = []
+    for m in view.manifests:
+        for e in view.entries[m.position][0]:
+            f = e.file
+            applies = ", ".join(view.file_ids.get(p, file_name(p)) for p in e.applies_to)
+            rows.append([h.esc(view.file_ids[f.file_path]), h.esc(f"M{m.position + 1}"),
+                         status_badge(e.status), h.esc(content_word(f).lower()),
+                         h.code(_short(short_path(f.file_path, tree.location), 60)),
+                         h.esc(partition_text(f.partition, tree.spec_fields.get(f.spec_id))),
+                         h.esc(count(f.record_count)), h.esc(size(f.file_size_in_bytes)),
+                         h.esc(e.sequence_number if e.sequence_number is not None else "-"),
+                         h.esc(applies or "-")])
+    return rows
+
+
+@register(MetadataTree, text_repr=True)
+def _render(tree: MetadataTree) -> Rendered:
+    fig = metadata_tree_figure(tree)
+    view = _view(tree)
+    parts = [f"format v{tree.format_version}"]
+    if tree.metadata_location:
+        parts.append(file_name(tree.metadata_location))
+    sub = "".join(h.badge(r, "branch") for r in tree.refs) + h.muted(" · ".join(parts))
+    body = fig.html_fragment()
+    limit = get_options().display_max_rows
+    if tree.index is not None:
+        body += h.section("Manifests", h.table(
+            ["id", "content", "file", "spec", "seq", "added files", "existing", "deleted",
+             "entries"], _manifest_rows(view), limit=limit, what="manifests",
+            total=tree.index.manifests_total), open=True,
+            count=str(tree.index.manifests_total))
+        file_rows = _file_rows(tree, view)
+        body += h.section("Files", h.table(
+            ["id", "manifest", "status", "kind", "file", "partition", "records", "size",
+             "data seq", "applies to"], file_rows, limit=limit, what="files"),
+            count=str(len(file_rows)))
+    return Rendered(h.card("Metadata tree", fig.title, sub, body), fig.text)
