@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from icenb.display import html as h
+from icenb.display.fmt import cut
 
 
 @dataclass(frozen=True)
@@ -52,18 +53,16 @@ def renderer_for(obj: Any) -> Renderer | None:
 
 
 def _plain_repr(obj: Any) -> str:
-    """A repr that cannot recurse into display code."""
+    """The class's own repr (the one display replaced, if any); never raises, never recurses."""
+    original: Callable[[Any], str] = type(obj).__repr__
     for cls in type(obj).__mro__:
-        original = _ORIGINAL_REPR.get(cls)
-        if original is not None:
-            try:
-                return original(obj)
-            except Exception:
-                break
+        if cls in _ORIGINAL_REPR:
+            original = _ORIGINAL_REPR[cls]
+            break
     try:
-        return object.__repr__(obj)
-    except Exception:  # pragma: no cover - object.__repr__ does not fail
-        return f"<{type(obj).__name__}>"
+        return str(original(obj))
+    except Exception as e:  # a broken repr must not break the display
+        return f"<{type(obj).__name__} (repr failed: {type(e).__name__})>"
 
 
 def fallback(obj: Any, err: BaseException) -> Rendered:
@@ -72,7 +71,7 @@ def fallback(obj: Any, err: BaseException) -> Rendered:
     why = f"{type(err).__name__}: {err}"
     plain = _plain_repr(obj)
     text = f"<{name}: display failed ({why})>\n{plain}"
-    body = h.error(f"{name} could not be displayed ({why})") + h.pre(h.esc(plain, 4000))
+    body = h.error(f"{name} could not be displayed ({why})") + h.pre(cut(plain, 4000))
     return Rendered(h.card(name, "", "", body), text)
 
 
@@ -80,8 +79,8 @@ def render(obj: Any) -> Rendered:
     """Render any object: its registered renderer, the fallback on failure, else its repr."""
     fn = renderer_for(obj)
     if fn is None:
-        plain = _plain_repr(obj) if type(obj) in _ORIGINAL_REPR else repr(obj)
-        return Rendered(h.pre(h.esc(plain, 4000)), plain)
+        plain = _plain_repr(obj)
+        return Rendered(h.pre(cut(plain, 4000)), plain)
     try:
         return fn(obj)
     except Exception as e:  # reprs never raise

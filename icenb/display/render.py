@@ -9,6 +9,7 @@ files; results are cached by DOT text, so a repeated repr costs a dictionary loo
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import re
 import shutil
@@ -138,10 +139,16 @@ def inline_svg(svg: str) -> str:
     return _COMMENT.sub("", _PROLOG.sub("", svg, count=1)).strip()
 
 
+@functools.lru_cache(maxsize=1)
+def _dot_on_path() -> bool:
+    """Whether graphviz's ``dot`` is on PATH (looked up once per process, not per repr)."""
+    return shutil.which("dot") is not None
+
+
 def renderer_name() -> str:
     """Which renderer the current options pick: ``dot``, ``wasm`` or ``none``."""
     choice = get_options().display_graph_renderer
-    if choice in ("auto", "dot") and shutil.which("dot"):
+    if choice == "dot" or (choice == "auto" and _dot_on_path()):
         return "dot"
     if choice in ("auto", "wasm"):
         return "wasm"

@@ -181,3 +181,17 @@ def test_html_is_static_and_theme_aware() -> None:
 def test_unregistered_objects_render_as_their_repr() -> None:
     with reset_options():
         assert render([1, 2]).text == "[1, 2]"
+
+
+class _Angry:
+    def __repr__(self) -> str:
+        raise RuntimeError("nope")
+
+
+def test_fallbacks_escape_once_and_survive_a_raising_repr() -> None:
+    assert "&lt;x&gt;" in render(["<x>"]).html and "&amp;lt;" not in render(["<x>"]).html
+    r = render(_Angry())
+    assert r.text == "<_Angry (repr failed: RuntimeError)>"
+    broken = mimebundle(_Broken("<y>"))
+    html = broken["text/html"]
+    assert "_Thing(&#x27;&lt;y&gt;&#x27;)" in html and "&amp;lt;" not in html
