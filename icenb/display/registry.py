@@ -54,7 +54,7 @@ def renderer_for(obj: Any) -> Renderer | None:
 
 def _plain_repr(obj: Any) -> str:
     """The class's own repr (the one display replaced, if any); never raises, never recurses."""
-    original: Callable[[Any], str] = type(obj).__repr__
+    original: Callable[[Any], str] = type(obj).__repr__  # type: ignore[assignment]
     for cls in type(obj).__mro__:
         if cls in _ORIGINAL_REPR:
             original = _ORIGINAL_REPR[cls]
