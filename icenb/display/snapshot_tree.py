@@ -142,8 +142,9 @@ def layout(snapshots: Snapshots | Sequence[Snapshot], *, max_nodes: int | None =
         b = entry.snapshot_id
         if (prev is not None and b != prev and b in snaps and prev in snaps
                 and snaps[b].parent_snapshot_id != prev):
-            older = snaps[b].timestamp_ms < snaps[prev].timestamp_ms
-            (rollbacks if older else jumps).append((prev, b))
+            # A rollback moves back along the lineage; anything else (a branch replaced by
+            # another lineage, a cherry-pick's fast-forward) is a plain jump.
+            (rollbacks if _is_ancestor(snaps, b, prev) else jumps).append((prev, b))
         prev = b
     picks: list[tuple[int, int]] = []
     for sid, s in snaps.items():
@@ -346,6 +347,18 @@ def _fold_label(f: Fold) -> str:
     if f.count > 1:
         text += f" -\n{fmt.timestamp(f.last_ms)}"
     return text
+
+
+def _is_ancestor(snaps: Mapping[int, Snapshot], ancestor: int, sid: int) -> bool:
+    """Whether ``ancestor`` is on ``sid``'s parent chain (spec: Snapshots, parent-snapshot-id)."""
+    seen: set[int] = set()
+    cur = snaps[sid].parent_snapshot_id if sid in snaps else None
+    while cur is not None and cur not in seen:
+        if cur == ancestor:
+            return True
+        seen.add(cur)
+        cur = snaps[cur].parent_snapshot_id if cur in snaps else None
+    return False
 
 
 def snapshot_tree(snapshots: Snapshots | Sequence[Snapshot], *,

@@ -150,9 +150,8 @@ def _snapshot_log(log: SnapshotLog) -> _Timeline:
         if i and sid != log[i - 1].snapshot_id:
             prev = md.snapshot_by_id(log[i - 1].snapshot_id)
             snap = md.snapshot_by_id(sid)
-            if prev is not None and snap is not None:   # both known: moved to an older one
-                back = (snap.parent_snapshot_id != prev.snapshot_id
-                        and snap.timestamp_ms < prev.timestamp_ms)
+            if prev is not None and snap is not None:   # both known: back along the lineage
+                back = md.is_ancestor(sid, prev.snapshot_id)
             else:   # one has expired: back to a snapshot that was current before
                 back = sid in seen
             if back:

@@ -277,3 +277,24 @@ def test_ten_thousand_snapshots_stay_bounded(tmp_path: Path) -> None:
     assert len(html) < 200_000 and html.count("<tr>") <= 2 * limit + 2
     with icenb.set_options(display_max_snapshots=6):
         assert len(nodes(snapshot_tree(snaps).dot)) <= 6 + 2
+
+
+def test_replacing_main_by_another_lineage_is_not_a_rollback(tmp_path: Path) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long")
+    t.append([{"id": 1}])
+    s1 = t.refs["main"].snapshot_id
+    t.create_branch("dev", s1)
+    t.append([{"id": 2}], branch="dev")
+    d1 = t.refs["dev"].snapshot_id
+    t.append([{"id": 3}])
+    s2 = t.refs["main"].snapshot_id
+    t.replace_branch("main", "dev")  # main jumps from s2 to d1: not an ancestor of s2
+    with reset_options():
+        dot = snapshot_tree(t.snapshots).dot
+        log_text = repr(t.history)
+    assert str(s2) in dot and str(d1) in dot
+    assert "rollback" not in dot and "rollback" not in log_text
+    t.rollback_to(s1)  # back along main's lineage: a rollback
+    with reset_options():
+        assert "rollback" in snapshot_tree(t.snapshots).dot
+        assert "rollback" in repr(t.history)
