@@ -39,10 +39,11 @@ color:var(--icenb-fg2)}
 .icenb table.icenb-t{border-collapse:collapse;margin:3px 0;font-size:12px}
 .icenb table.icenb-t th{text-align:left;font-weight:600;color:var(--icenb-fg2);
 border-bottom:1px solid var(--icenb-border);padding:2px 10px 2px 0}
-.icenb table.icenb-t td{padding:1px 10px 1px 0;vertical-align:top;
+.icenb table.icenb-t td{padding:1px 10px 1px 0;vertical-align:top;text-align:left;
 border-bottom:1px solid var(--icenb-bg2)}
 .icenb table.icenb-kv td:first-child{color:var(--icenb-fg2);padding-right:14px}
-.icenb td.icenb-num,.icenb th.icenb-num{text-align:right;font-variant-numeric:tabular-nums}
+.icenb table.icenb-t td.icenb-num,.icenb table.icenb-t th.icenb-num{text-align:right;
+font-variant-numeric:tabular-nums}
 .icenb tr.icenb-fold td{color:var(--icenb-fg2);font-style:italic;text-align:center}
 .icenb code,.icenb .icenb-mono{font-family:var(--icenb-mono);font-size:12px}
 .icenb pre{font-family:var(--icenb-mono);font-size:12px;white-space:pre-wrap;margin:2px 0}
