@@ -81,7 +81,15 @@ def _snapshot_title(diff: SnapshotDiff) -> tuple[str, str]:
     return title, f"{rel}; {when}"
 
 
-def _file_rows(fs: FileSet, base: str, html: bool, apps: dict[str, DeleteApplication] | None
+_Apps = dict[tuple[str, int | None], DeleteApplication]
+
+
+def _at(f: FileInfo, name: str) -> str:
+    """``name`` with a deletion vector's ``@offset`` (one Puffin file holds many DVs)."""
+    return name if f.content_offset is None else f"{name}@{f.content_offset}"
+
+
+def _file_rows(fs: FileSet, base: str, html: bool, apps: _Apps | None
                ) -> tuple[list[str], list[list[str]], int, int]:
     """Headers, the rows of the shown files (head + tail), the hidden count and where the
     ellipsis goes (after the head)."""
@@ -91,10 +99,10 @@ def _file_rows(fs: FileSet, base: str, html: bool, apps: dict[str, DeleteApplica
         headers.append("applies to")
     rows = []
     for f in (*head, *tail):
-        cells = [fmt.short_path(f.path, base), f.kind, _partition(f), fmt.count(f.record_count),
-                 fmt.size(f.file_size_in_bytes), str(f.spec_id)]
+        cells = [_at(f, fmt.short_path(f.path, base)), f.kind, _partition(f),
+                 fmt.count(f.record_count), fmt.size(f.file_size_in_bytes), str(f.spec_id)]
         if apps is not None:
-            a = apps.get(f.path)
+            a = apps.get(f.key)
             if a is None or a.data_file_count == 0:
                 cells.append("no live data file")
             elif a.data_file_count == 1:
@@ -106,8 +114,7 @@ def _file_rows(fs: FileSet, base: str, html: bool, apps: dict[str, DeleteApplica
     return headers, rows, n_hidden, len(head)
 
 
-def _files_block(fs: FileSet, base: str, html: bool,
-                 apps: dict[str, DeleteApplication] | None = None) -> str:
+def _files_block(fs: FileSet, base: str, html: bool, apps: _Apps | None = None) -> str:
     """The files of ``fs`` as a table, already folded by ``FileSet.sample``."""
     headers, rows, n_hidden, head_n = _file_rows(fs, base, html, apps)
     if html:
@@ -139,19 +146,19 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
                kind=kind)
     g.edge(a_id, b_id, label="ancestor" if diff.a_is_ancestor else "compared", style="bold")
     lines = [f"diff {diff.a.snapshot_id} -> {diff.b.snapshot_id}: {summary(diff)}"]
-    ids: dict[str, str] = {}
+    ids: dict[tuple[str, str, int | None], str] = {}
     counter = 0
 
     def file_node(f: FileInfo, removed: bool) -> str:
         nonlocal counter
-        key = ("r:" if removed else "a:") + f.path
+        key = ("r" if removed else "a", f.path, f.content_offset)
         if key in ids:
             return ids[key]
         counter += 1
         node = f"f{counter}"
         ids[key] = node
         kind = "removed" if removed else _KIND_NODE.get(f.kind, "delete_file")
-        label = f"{fmt.file_name(f.path)}\n{f.kind}, {fmt.plural(f.record_count, 'row')}"
+        label = f"{_at(f, fmt.file_name(f.path))}\n{f.kind}, {fmt.plural(f.record_count, 'row')}"
         g.node(node, label, kind=kind, style="rounded,filled,dashed" if removed
                else "rounded,filled")
         return node
@@ -162,7 +169,7 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
         for f in (*head, *tail):
             g.edge(src, file_node(f, removed), label="removed" if removed else "added",
                    **({"style": "dashed"} if removed else {}))
-            lines.append(f"  {'-' if removed else '+'} {fmt.short_path(f.path, base)} "
+            lines.append(f"  {'-' if removed else '+'} {_at(f, fmt.short_path(f.path, base))} "
                          f"({f.kind}, {fmt.plural(f.record_count, 'row')})")
         if n_hidden:
             node = f"more_{what}"
@@ -176,19 +183,19 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
     draw(diff.deletes_removed, True, "removed delete files")
 
     for app in diff.applications:
-        dnode = ids.get("a:" + app.delete.path)
+        dnode = ids.get(("a", app.delete.path, app.delete.content_offset))
         if dnode is None:
             continue
         shown = app.data_files[:limit]
         for path in shown:
-            target = ids.get("a:" + path)
+            target = ids.get(("a", path, None))
             if target is None:  # an unchanged data file of b: draw it once, plain
                 counter += 1
                 target = f"f{counter}"
-                ids["a:" + path] = target
+                ids[("a", path, None)] = target
                 g.node(target, f"{fmt.file_name(path)}\ndata (unchanged)", kind="data_file")
             g.edge(dnode, target, label="applies to", style="dashed", color="#c62828")
-            lines.append(f"  {fmt.file_name(app.delete.path)} applies to "
+            lines.append(f"  {_at(app.delete, fmt.file_name(app.delete.path))} applies to "
                          f"{fmt.file_name(path)}")
         if app.data_file_count > len(shown):
             more = f"more_targets_{dnode}"
@@ -221,8 +228,8 @@ def _diff(diff: SnapshotDiff) -> Rendered:
     base = diff.metadata.location
     title, sub = _snapshot_title(diff)
     line = summary(diff)
-    apps = {a.delete.path: a for a in diff.applications}
-    lists: list[tuple[str, FileSet, dict[str, DeleteApplication] | None]] = [
+    apps = {a.delete.key: a for a in diff.applications}
+    lists: list[tuple[str, FileSet, _Apps | None]] = [
         ("Data files added", diff.data_added, None),
         ("Data files removed", diff.data_removed, None),
         ("Delete files added", diff.deletes_added, apps),

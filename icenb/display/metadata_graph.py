@@ -81,7 +81,7 @@ class _Ids:
     def __init__(self, g: MetadataGraph) -> None:
         self.snapshot = {s.snapshot_id: f"S{i + 1}" for i, s in enumerate(g.snapshots)}
         self.manifest = {m.path: f"M{i + 1}" for i, m in enumerate(g.manifests)}
-        self.file = {f.path: f"F{i + 1}" for i, f in enumerate(g.files)}
+        self.file = {f.key: f"F{i + 1}" for i, f in enumerate(g.files)}
 
 
 class _View:
@@ -119,9 +119,9 @@ class _View:
             eh, en, et = fold(es, opts.display_max_files)
             self.entries[m.path] = [*eh, *et]
             self.entries_hidden[m.path] = en + m.entries_hidden
-        files_reached = {e.file_path for es in self.entries.values() for e in es}
-        self.files: list[FileNode] = [f for f in g.files if f.path in files_reached]
-        self.file_by_path = {f.path: f for f in self.files}
+        files_reached = {e.file_key for es in self.entries.values() for e in es}
+        self.files: list[FileNode] = [f for f in g.files if f.key in files_reached]
+        self.file_by_key = {f.key: f for f in self.files}
 
 
 # --------------------------------------------------------------------------- labels
@@ -158,8 +158,14 @@ def _manifest_label(m: ManifestNode, short_id: str) -> str:
     return "\n".join(lines)
 
 
+def _node_file_name(f: FileNode, shorten: bool = True) -> str:
+    """The file's name; a deletion vector's with ``@offset``, as one Puffin file holds many."""
+    name = _short(file_name(f.path)) if shorten else file_name(f.path)
+    return name if f.content_offset is None else f"{name}@{f.content_offset}"
+
+
 def _file_label(f: FileNode, short_id: str) -> str:
-    lines = [f"{short_id} · {_FILE_WORDS.get(f.kind, 'File')}", _short(file_name(f.path))]
+    lines = [f"{short_id} · {_FILE_WORDS.get(f.kind, 'File')}", _node_file_name(f)]
     facts = []
     if f.record_count is not None:
         facts.append(plural(f.record_count, "row"))
@@ -182,11 +188,11 @@ def _draw_leaves(dot: Dot, g: MetadataGraph, view: _View, ids: _Ids, prefix: str
         mid = f"{prefix}{ids.manifest[m.path]}"
         dot.node(mid, _manifest_label(m, ids.manifest[m.path]), kind=m.kind, tooltip=m.path)
         for e in view.entries.get(m.path, []):
-            f = view.file_by_path.get(e.file_path)
+            f = view.file_by_key.get(e.file_key)
             if f is None:
                 continue
-            fid = f"{prefix}{ids.file[f.path]}"
-            dot.node(fid, _file_label(f, ids.file[f.path]), kind=f.kind, tooltip=f.path)
+            fid = f"{prefix}{ids.file[f.key]}"
+            dot.node(fid, _file_label(f, ids.file[f.key]), kind=f.kind, tooltip=f.path)
             dot.edge(mid, fid, label=e.status, **_edge_style(e.status))
         n = view.entries_hidden.get(m.path, 0)
         if n:
@@ -197,8 +203,8 @@ def _draw_leaves(dot: Dot, g: MetadataGraph, view: _View, ids: _Ids, prefix: str
             dot.edge(mid, f"{mid}_err", style="dotted")
     # a deletion vector names the data file it applies to (spec: referenced_data_file)
     for f in view.files:
-        target = ids.file.get(f.referenced_data_file or "")
-        fid = f"{prefix}{ids.file[f.path]}"
+        target = ids.file.get((f.referenced_data_file or "", None))
+        fid = f"{prefix}{ids.file[f.key]}"
         if target and dot.has_node(fid) and dot.has_node(f"{prefix}{target}"):
             dot.edge(fid, f"{prefix}{target}", label="applies to", style="dashed",
                      constraint="false")
@@ -394,14 +400,15 @@ def _text_outline(g: MetadataGraph, view: _View, ids: _Ids) -> list[str]:
             continue
         if not g.entries:
             continue
-        held = [f"{e.status} {ids.file[e.file_path]}" for e in view.entries[m.path]]
+        held = [f"{e.status} {ids.file[e.file_key]}" for e in view.entries[m.path]]
         n = view.entries_hidden[m.path]
         if n:
             held.append(hidden(n, "entries"))
         lines.append(f"     entries: {', '.join(held) or 'none'}")
     if view.files:
         lines.append("Files:")
-        rows = [[ids.file[f.path], _FILE_WORDS.get(f.kind, "file").lower(), file_name(f.path),
+        rows = [[ids.file[f.key], _FILE_WORDS.get(f.kind, "file").lower(),
+                 _node_file_name(f, shorten=False),
                  count(f.record_count), size(f.size_in_bytes)] for f in view.files]
         lines.append(tx.table(["id", "kind", "file", "rows", "size"], rows, indent="  "))
     return lines
@@ -484,11 +491,14 @@ def _manifest_rows(g: MetadataGraph, view: _View, ids: _Ids) -> list[list[str]]:
 def _file_rows(g: MetadataGraph, view: _View, ids: _Ids) -> list[list[str]]:
     rows = []
     for f in view.files:
-        into = g.edges_into_file(f.path)
+        into = g.edges_into_file(f.path, f.content_offset)
         held_by = ", ".join(f"{ids.manifest.get(e.manifest_path, '?')} {e.status}"
                             for e in into)
-        rows.append([h.esc(ids.file[f.path]), h.esc(_FILE_WORDS.get(f.kind, "file")),
-                     h.code(short_path(f.path, g.location)), h.esc(count(f.record_count)),
+        where = short_path(f.path, g.location)
+        if f.content_offset is not None:
+            where += f"@{f.content_offset}"
+        rows.append([h.esc(ids.file[f.key]), h.esc(_FILE_WORDS.get(f.kind, "file")),
+                     h.code(where), h.esc(count(f.record_count)),
                      h.esc(size(f.size_in_bytes)), h.esc(held_by)])
     return rows
 

@@ -39,7 +39,7 @@ DEFAULT_MAX_FILES = 1000
 
 _COLUMNS = tuple(f"data_file.{n}" for n in (
     "content", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes",
-    "referenced_data_file", "equality_ids", "lower_bounds", "upper_bounds"))
+    "referenced_data_file", "equality_ids", "lower_bounds", "upper_bounds", "content_offset"))
 
 DELETION_VECTOR = "deletion vector"
 POSITION_DELETE = "position delete"
@@ -60,6 +60,13 @@ class FileInfo:
     sequence_number: int | None
     referenced_data_file: str | None
     partition_text: str = ""  # ``ts_month=2024-03`` (the transforms' human strings)
+    content_offset: int | None = None  # a deletion vector's blob offset in its Puffin file
+
+    @property
+    def key(self) -> tuple[str, int | None]:
+        """What identifies the entry: one Puffin file holds many DVs (spec: Deletion Vectors,
+        ``content_offset``), so the path alone does not; None offset for other files."""
+        return (self.path, self.content_offset)
 
     @property
     def kind(self) -> str:
@@ -235,11 +242,26 @@ def _paths(entries: pa.Table) -> pa.Array:
         if entries.num_rows else pa.array([], pa.string())
 
 
+def _offsets(entries: pa.Table) -> pa.Array:
+    """``content_offset`` per entry (null for files that are not deletion vectors)."""
+    df = entries.column("data_file")
+    if df.type.get_field_index("content_offset") < 0:
+        return pa.nulls(entries.num_rows, pa.int64())
+    return pc.struct_field(df, "content_offset").combine_chunks()
+
+
+def _keys(entries: pa.Table) -> pa.Array:
+    """One string per entry naming its file: the path, and a DV's ``content_offset`` (one
+    Puffin file holds many DVs; spec: Deletion Vectors)."""
+    offsets = pc.fill_null(pc.cast(_offsets(entries), pa.string()), "")
+    return pc.binary_join_element_wise(_paths(entries), offsets, "\x00")
+
+
 def _only_in(left: pa.Table, right: pa.Table) -> pa.Table:
-    """Entries of ``left`` whose file path is not among ``right``'s."""
+    """Entries of ``left`` whose (file path, content_offset) is not among ``right``'s."""
     if left.num_rows == 0 or right.num_rows == 0:
         return left
-    mask = pc.invert(pc.is_in(_paths(left), value_set=_paths(right)))
+    mask = pc.invert(pc.is_in(_keys(left), value_set=_keys(right)))
     return left.filter(mask)
 
 
@@ -251,8 +273,12 @@ def _sum(entries: pa.Table, name: str) -> int:
 
 def _kept_rows(entries: pa.Table, max_files: int) -> tuple[np.ndarray[Any, Any],
                                                              np.ndarray[Any, Any]]:
-    """Row indices (sorted by path) of the head and tail kept for display."""
-    order = np.asarray(pc.sort_indices(_paths(entries)))
+    """Row indices (sorted by path, then DV offset) of the head and tail kept for display."""
+    if entries.num_rows == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keys = pa.table({"path": _paths(entries), "offset": _offsets(entries)})
+    order = np.asarray(pc.sort_indices(keys, sort_keys=[("path", "ascending"),
+                                                        ("offset", "ascending")]))
     n = len(order)
     if n <= max_files:
         return order, order[:0]
@@ -295,15 +321,17 @@ def _file_infos(metadata: TableMetadata, entries: pa.Table, rows: np.ndarray[Any
     specs = sub.column("partition_spec_id").to_pylist()
     seqs = sub.column("sequence_number").to_pylist()
     out = []
-    for i, (content, path, fmt, count, size, ref) in enumerate(zip(
+    for i, (content, path, fmt, count, size, ref, offset) in enumerate(zip(
             col("content"), col("file_path"), col("file_format"), col("record_count"),
-            col("file_size_in_bytes"), col("referenced_data_file"), strict=True)):
+            col("file_size_in_bytes"), col("referenced_data_file"), col("content_offset"),
+            strict=True)):
         part = tuple((k, v) for k, v in (parts[i] or {}).items() if v is not None)
         spec_id = int(specs[i] or 0)
         out.append(FileInfo(str(path), int(content or 0), str(fmt or ""), int(count or 0),
                             int(size or 0), spec_id, part,
                             None if seqs[i] is None else int(seqs[i]), ref,
-                            _partition_text(metadata, spec_id, part)))
+                            _partition_text(metadata, spec_id, part),
+                            None if offset is None else int(offset)))
     return tuple(out)
 
 
@@ -343,7 +371,8 @@ def _file_set(metadata: TableMetadata, entries: pa.Table, max_files: int
 
 def diff_snapshots(metadata: TableMetadata, io: FileIO, a: int | str, b: int | str, *,
                    max_files: int = DEFAULT_MAX_FILES) -> SnapshotDiff:
-    """The diff from snapshot ``a`` to snapshot ``b`` (ids or ref names), by live file path."""
+    """The diff from snapshot ``a`` to snapshot ``b`` (ids or ref names), by live file (path,
+    and content_offset for deletion vectors)."""
     if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
         raise ValidationError("max_files must be a positive integer", field="max_files",
                               value=max_files)

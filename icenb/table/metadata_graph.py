@@ -144,6 +144,13 @@ class FileNode:
     record_count: int | None
     size_in_bytes: int | None
     referenced_data_file: str | None = None
+    content_offset: int | None = None  # a deletion vector's blob offset in its Puffin file
+
+    @property
+    def key(self) -> tuple[str, int | None]:
+        """What identifies the node: one Puffin file holds many DVs (spec: Deletion Vectors,
+        ``content_offset``), so the path alone does not; None offset for other files."""
+        return (self.path, self.content_offset)
 
     @property
     def kind(self) -> str:
@@ -175,6 +182,12 @@ class EntryEdge:
     status: str                    # ADDED / EXISTING / DELETED
     snapshot_id: int | None
     sequence_number: int | None
+    content_offset: int | None = None  # the DV's blob offset (None for other files)
+
+    @property
+    def file_key(self) -> tuple[str, int | None]:
+        """The :attr:`FileNode.key` of the entry's file."""
+        return (self.file_path, self.content_offset)
 
 
 @dataclass(frozen=True)
@@ -195,17 +208,18 @@ class MetadataGraph:
         """The manifest node for ``path``."""
         return next((m for m in self.manifests if m.path == path), None)
 
-    def file(self, path: str) -> FileNode | None:
-        """The file node for ``path``."""
-        return next((f for f in self.files if f.path == path), None)
+    def file(self, path: str, content_offset: int | None = None) -> FileNode | None:
+        """The file node for ``path`` (and ``content_offset``, for a deletion vector)."""
+        return next((f for f in self.files if f.key == (path, content_offset)), None)
 
     def edges_into_manifest(self, path: str) -> tuple[ListEdge, ...]:
         """Every manifest list's edge to this manifest (several = the manifest is reused)."""
         return tuple(e for e in self.list_edges if e.manifest_path == path)
 
-    def edges_into_file(self, path: str) -> tuple[EntryEdge, ...]:
-        """Every manifest's entry for this file."""
-        return tuple(e for e in self.entry_edges if e.file_path == path)
+    def edges_into_file(self, path: str, content_offset: int | None = None
+                        ) -> tuple[EntryEdge, ...]:
+        """Every manifest's entry for this file (a DV: its ``content_offset`` too)."""
+        return tuple(e for e in self.entry_edges if e.file_key == (path, content_offset))
 
     def __repr__(self) -> str:
         return (f"MetadataGraph({len(self.snapshots)} snapshots, {len(self.manifests)} "
@@ -318,6 +332,7 @@ def _read_entries(io: FileIO, m: ManifestFile, format_version: int, max_files: i
     counts = _column(shown, "data_file.record_count")
     sizes = _column(shown, "data_file.file_size_in_bytes")
     refs = _column(shown, "data_file.referenced_data_file")
+    offsets = _column(shown, "data_file.content_offset")
     statuses = _column(shown, "status")
     snaps = _column(shown, "snapshot_id")
     seqs = _column(shown, "sequence_number")
@@ -330,12 +345,14 @@ def _read_entries(io: FileIO, m: ManifestFile, format_version: int, max_files: i
                               file_format=str(formats[i] or ""),
                               record_count=_opt_int(counts[i]),
                               size_in_bytes=_opt_int(sizes[i]),
-                              referenced_data_file=None if refs[i] is None else str(refs[i])))
+                              referenced_data_file=None if refs[i] is None else str(refs[i]),
+                              content_offset=_opt_int(offsets[i])))
         status = statuses[i]
         edges.append(EntryEdge(manifest_path=m.manifest_path, file_path=path,
                                status=_status_name(status if isinstance(status, int) else None),
                                snapshot_id=_opt_int(snaps[i]),
-                               sequence_number=_opt_int(seqs[i])))
+                               sequence_number=_opt_int(seqs[i]),
+                               content_offset=_opt_int(offsets[i])))
     return files, edges, n, n - len(keep)
 
 
@@ -374,7 +391,7 @@ def build_metadata_graph(io: FileIO, metadata: TableMetadata, snapshot_ids: Sequ
             status = "ADDED" if m.added_snapshot_id == sid else "EXISTING"
             list_edges.append(ListEdge(sid, m.manifest_path, status))
     manifests: list[ManifestNode] = []
-    files: dict[str, FileNode] = {}
+    files: dict[tuple[str, int | None], FileNode] = {}
     entry_edges: list[EntryEdge] = []
     for path, m in manifest_files.items():
         total: int | None = None
@@ -385,7 +402,7 @@ def build_metadata_graph(io: FileIO, metadata: TableMetadata, snapshot_ids: Sequ
                 fs, es, total, hidden = _read_entries(io, m, metadata.format_version,
                                                       max_files, cache)
                 for f in fs:
-                    files.setdefault(f.path, f)
+                    files.setdefault(f.key, f)
                 entry_edges.extend(es)
             except _READ_ERRORS as e:
                 error = _why(e)

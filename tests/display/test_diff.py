@@ -158,3 +158,40 @@ def test_partial_diff_renders(tmp_path: Path) -> None:
     assert "no live data file" in r.text and "could not be displayed" not in r.html
     broken = dataclasses.replace(d, b=None)  # type: ignore[arg-type]
     assert "could not be displayed" in render(broken).html
+
+
+def test_two_deletion_vectors_in_one_puffin_file(tmp_path: Path) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.p", "id long, p string",
+                                               partition_by=["p"], format_version=3)
+    t.append(pa.table({"id": pa.array(range(10), pa.int64()), "p": ["a"] * 5 + ["b"] * 5}))
+    base = sid(t)
+    files = {r["partition"]["p"]: file_name(r["file_path"])
+             for r in t.inspect.files().to_pylist()}
+    t.delete("id = 1 or id = 7", mode="merge-on-read")
+    d = t.diff(base, "main")
+    offsets = {a.delete.partition_text: a.delete.content_offset for a in d.applications}
+    (puffin,) = {file_name(a.delete.path) for a in d.applications}
+    # each DV is its own row, with its own "applies to"
+    text = render(d).text
+    for p in ("a", "b"):
+        row = next(ln for ln in text.splitlines() if f"{puffin}@{offsets[f'p={p}']} " in ln)
+        assert f"p={p}" in row and row.rstrip().endswith(files[p])
+    # ... and its own graph node, each with one red edge to its data file
+    g = diff_graph(d)
+    nodes = re.findall(r'"(f\d+)" \[label="([^"]*)"', g.dot)
+    dv_nodes = {n for n, label in nodes if puffin in label}
+    assert len(dv_nodes) == 2
+    assert {f"{puffin}@{offsets['p=a']}", f"{puffin}@{offsets['p=b']}"} <= set(
+        ln.split("\\n")[0] for _, ln in nodes)
+    applies = re.findall(r'"(f\d+)" -> "(f\d+)" \[label=" applies to "', g.dot)
+    assert sorted(src for src, _ in applies) == sorted(dv_nodes)
+    assert len({dst for _, dst in applies}) == 2
+    assert f"{puffin}@{offsets['p=a']} applies to {files['a']}" in g.text
+    assert f"{puffin}@{offsets['p=b']} applies to {files['b']}" in g.text
+    # replacing p=a's DV removes it, though its Puffin file stays live for p=b's
+    mid = sid(t)
+    t.delete("id = 2", mode="merge-on-read")
+    d2 = t.diff(mid, "main")
+    text2 = render(d2).text
+    assert "Delete files removed (1):" in text2
+    assert f"{puffin}@{offsets['p=a']}" in text2.split("Delete files removed (1):")[1]

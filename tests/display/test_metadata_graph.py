@@ -13,6 +13,7 @@ import pytest
 
 import icenb
 from icenb.display import mimebundle, render, reset_options
+from icenb.display.fmt import file_name
 from icenb.display.metadata_graph import (
     V4_CAPTION,
     _record_text,
@@ -295,3 +296,38 @@ def test_empty_table_and_determinism(tmp_path: Path, table: Table) -> None:
     a, b = table.metadata_graph(), table.metadata_graph()
     assert mimebundle(a) == mimebundle(b)
     assert mimebundle(table.compare_layouts()) == mimebundle(table.compare_layouts())
+
+
+def test_deletion_vectors_sharing_a_puffin_file_are_separate_nodes(tmp_path: Path) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.p", "id long, p string",
+                                               partition_by=["p"], format_version=3)
+    t.append(pa.table({"id": pa.array(range(10), pa.int64()), "p": ["a"] * 5 + ["b"] * 5}))
+    t.delete("id = 1 or id = 7", mode="merge-on-read")
+    t.delete("id = 2", mode="merge-on-read")  # replaces p=a's DV; the Puffin file stays live
+    g = t.refresh().metadata_graph()
+    data = {f.path: f for f in g.files if f.kind == "data_file"}
+    first_puffin = {f.path for f in g.files if f.kind == "deletion_vector"
+                    and len(g.edges_into_file(f.path, f.content_offset)) == 2}
+    (puffin,) = first_puffin
+    shared = [f for f in g.files if f.path == puffin]
+    assert len(shared) == 2 and len({f.content_offset for f in shared}) == 2
+    assert {f.referenced_data_file for f in shared} == set(data)
+    # the replaced DV: ADDED then DELETED; the other: ADDED then EXISTING
+    by_ref = {f.referenced_data_file: f for f in shared}
+    statuses = {p.split("/p=")[1][0]: sorted(e.status for e in g.edges_into_file(
+        f.path, f.content_offset)) for p, f in by_ref.items()}
+    assert statuses == {"a": ["ADDED", "DELETED"], "b": ["ADDED", "EXISTING"]}
+    assert g.file(puffin) is None  # a DV is found by its path and offset
+    assert all(g.file(puffin, f.content_offset) == f for f in shared)
+    dot = metadata_graph_figure(g).dot
+    labels = _labels(dot)
+    ids = {f.content_offset: next(n for n, lb in labels.items()
+                                  if f"@{f.content_offset}\\n" in lb and "Deletion" in lb
+                                  and file_name(puffin)[:15] in lb)
+           for f in shared}
+    assert len(set(ids.values())) == 2
+    data_ids = {p: next(n for n, lb in labels.items() if file_name(p)[-16:] in lb
+                        and "Data file" in lb) for p in data}
+    applies = {(a, b) for a, b, lab in _edges(dot) if lab == "applies to"}
+    for f in shared:
+        assert (ids[f.content_offset], data_ids[f.referenced_data_file or ""]) in applies

@@ -324,3 +324,36 @@ def test_spec_history_of_v1_voids_and_source_of_dropped_column(tmp_path: Path) -
     assert f.kinds() == {"voided"}
     assert f.latest.source == "b"  # resolved from an older schema
     assert h.snapshot_id is None and all(s.usage is None for s in h.specs)
+
+
+def test_diff_keys_deletion_vectors_by_puffin_path_and_offset(tmp_path: Path) -> None:
+    # v3: one delete writes one Puffin file holding a DV per data file (spec: Deletion Vectors)
+    t = icenb.warehouse(tmp_path).create_table("db.p", "id long, p string",
+                                               partition_by=["p"], format_version=3)
+    t.append(pa.table({"id": pa.array(range(10), pa.int64()), "p": ["a"] * 5 + ["b"] * 5}))
+    base = sid(t)
+    files = {r["partition"]["p"]: r["file_path"] for r in t.inspect.files().to_pylist()}
+    t.delete("id = 1 or id = 7", mode="merge-on-read")
+    mid = sid(t)
+    d = t.diff(base, mid)
+    assert d.deletes_added.count == 2 and d.deletes_added.by_kind == ((DELETION_VECTOR, 2, 2),)
+    (puffin,) = {f.path for f in d.deletes_added}
+    dvs = sorted(d.applications, key=lambda a: a.delete.partition_text)
+    assert [a.delete.partition_text for a in dvs] == ["p=a", "p=b"]
+    assert len({a.delete.content_offset for a in dvs}) == 2
+    assert [a.data_files for a in dvs] == [(files["a"],), (files["b"],)]
+    assert [a.delete.referenced_data_file for a in dvs] == [files["a"], files["b"]]
+    assert d.data_files_hit == 2
+    check_rows(t, d)
+    # a new delete in p=a replaces that DV; the Puffin file stays live for p=b's DV
+    t.delete("id = 2", mode="merge-on-read")
+    d2 = t.diff(mid, "main")
+    assert d2.deletes_added.count == 1 and d2.deletes_removed.count == 1
+    (gone,) = d2.deletes_removed
+    assert gone.key == dvs[0].delete.key and gone.path == puffin
+    assert d2.unchanged_delete_files == 1
+    (app,) = d2.applications
+    assert app.data_files == (files["a"],) and app.rows == 2
+    assert d2.deletes_removed.by_kind == ((DELETION_VECTOR, 1, 1),)
+    removed, added = d2.rows()
+    assert removed.column("id").to_pylist() == [2] and added.num_rows == 0
