@@ -29,16 +29,22 @@ F = TypeVar("F", bound=Renderer)
 
 _RENDERERS: dict[type, Renderer] = {}
 _TEXT_REPR: set[type] = set()
+_TEXT_STR: set[type] = set()
 _ORIGINAL_REPR: dict[type, Callable[[Any], str]] = {}
 
 
-def register(*classes: type, text_repr: bool = False) -> Callable[[F], F]:
-    """Register a renderer for ``classes``; ``text_repr=True`` also makes it their ``__repr__``."""
+def register(*classes: type, text_repr: bool = False,
+             text_str: bool = False) -> Callable[[F], F]:
+    """Register a renderer for ``classes``; ``text_repr=True`` also makes its text their
+    ``__repr__``, ``text_str=True`` their ``__str__`` (``print(obj)``) only, for classes
+    whose one-line ``__repr__`` is kept for tracebacks and lists."""
     def deco(fn: F) -> F:
         for cls in classes:
             _RENDERERS[cls] = fn
             if text_repr:
                 _TEXT_REPR.add(cls)
+            if text_str:
+                _TEXT_STR.add(cls)
         return fn
     return deco
 
@@ -119,3 +125,6 @@ def install() -> None:
         if cls.__dict__.get("__repr__") is not _text_repr:
             _ORIGINAL_REPR[cls] = getattr(cls, "__repr__")  # noqa: B009
             setattr(cls, "__repr__", _text_repr)  # noqa: B010
+    for cls in _TEXT_STR:
+        if "__str__" not in cls.__dict__:
+            setattr(cls, "__str__", _text_repr)  # noqa: B010

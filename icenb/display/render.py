@@ -8,8 +8,10 @@ files; results are cached by DOT text, so a repeated repr costs a dictionary loo
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
+import gc
 import importlib
 import re
 import shutil
@@ -98,6 +100,16 @@ class _Wasm:
 
 _wasm: _Wasm | None = None
 _wasm_failed: str | None = None
+
+
+@atexit.register
+def _drop_wasm() -> None:
+    """Free the instance while wasmtime is still loaded: freed during interpreter teardown,
+    its finalizers find wasmtime's bindings gone and print tracebacks."""
+    global _wasm
+    if _wasm is not None:
+        _wasm = None
+        gc.collect()  # instances replaced after errors may sit in reference cycles
 
 
 def _render_wasm(dot: str) -> str:

@@ -402,7 +402,7 @@ def _one_line(text: str) -> str:
     return first + ("\n" + tx.indent(rest, "  ") if rest else "")
 
 
-@register(Table, text_repr=True)
+@register(Table, text_str=True)
 def _table(t: Table) -> Rendered:
     return table_rendered(t)
 

@@ -126,7 +126,7 @@ def test_properties_and_metadata_are_escaped_and_complete(table: Table) -> None:
 
 
 def test_text_repr_is_the_card_as_text(table: Table) -> None:
-    text = repr(table)
+    text = mimebundle(table)["text/plain"]
     md = table.metadata
     assert text.splitlines()[0] == (f"Table db.events  (format v2 · 3 snapshots · 3 refs · "
                                     f"current {md.current_snapshot_id})")
@@ -135,7 +135,11 @@ def test_text_repr_is_the_card_as_text(table: Table) -> None:
     for line in ("Schema:", "Branches & tags:", "Properties:", "Metadata:"):
         assert line in text.splitlines()
     assert f"  {EVIL}" in text  # plain text is not escaped
-    assert mimebundle(table)["text/plain"] == text
+    # repr() stays one line, for tracebacks, lists and logs
+    one = repr(table)
+    assert "\n" not in one and f"current_snapshot_id={md.current_snapshot_id}" in one
+    assert "snapshots=3" in one
+    assert str(table) == text  # print(table) shows the card
 
 
 def test_empty_table(wh: Warehouse) -> None:
