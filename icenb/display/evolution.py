@@ -284,7 +284,7 @@ def _spec_grid(hist: SpecHistory, html: bool) -> str:
                 cells.append(_spec_cell_html(f.versions[i], f.changes[i]))
             else:
                 cells.append(_spec_cell_text(f.versions[i], f.changes[i]))
-        gone = f.versions[-1] is None or f.versions[-1].transform == "void"
+        gone = f.removed
         if html:
             label = h.code(latest.name) + (" " + h.badge("removed", "deleted") if gone else "")
             return [h.esc(f.field_id), label, h.esc(latest.source), *cells]

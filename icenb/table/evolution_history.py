@@ -127,16 +127,19 @@ class FieldHistory:
     field_id: int
     versions: tuple[FieldVersion | None, ...]
     changes: tuple[tuple[FieldChange, ...], ...]
+    current_index: int = -1  # the current schema's index in ``versions``
 
     @property
     def latest(self) -> FieldVersion:
-        """The field in the last schema that has it."""
-        return next(v for v in reversed(self.versions) if v is not None)
+        """The field in the current schema, else in the last schema that has it."""
+        cur = self.versions[self.current_index] if self.versions else None
+        return cur or next(v for v in reversed(self.versions) if v is not None)
 
     @property
     def dropped(self) -> bool:
-        """Whether the last schema no longer has the field."""
-        return self.versions[-1] is None
+        """Whether the current schema (not the last one listed: a table can be set back to
+        an older schema) lacks the field."""
+        return self.versions[self.current_index] is None
 
     def kinds(self) -> set[str]:
         """Every change kind the field went through."""
@@ -295,6 +298,8 @@ def schema_history(metadata: TableMetadata) -> SchemaHistory:
 
     per_schema_changes: list[list[FieldChange]] = [[] for _ in schemas]
     histories: list[FieldHistory] = []
+    current = next((i for i, s in enumerate(schemas)
+                    if s.schema_id == metadata.current_schema_id), -1)
     for fid in order:
         versions = tuple(w.get(fid) for w in walked)
         changes: list[tuple[FieldChange, ...]] = []
@@ -303,7 +308,7 @@ def schema_history(metadata: TableMetadata) -> SchemaHistory:
             cs = tuple(_field_changes(fid, prev, v, i > 0))
             changes.append(cs)
             per_schema_changes[i].extend(cs)
-        histories.append(FieldHistory(fid, versions, tuple(changes)))
+        histories.append(FieldHistory(fid, versions, tuple(changes), current))
 
     for i in range(1, len(schemas)):
         moved = _moved(schemas[i - 1], schemas[i])
@@ -320,7 +325,7 @@ def schema_history(metadata: TableMetadata) -> SchemaHistory:
     if moved_by_field:
         histories = [FieldHistory(h.field_id, h.versions, tuple(
             own + tuple(moved_by_field.get((h.field_id, i), ()))
-            for i, own in enumerate(h.changes))) for h in histories]
+            for i, own in enumerate(h.changes)), current) for h in histories]
 
     by_schema: dict[int, list[int]] = {}
     unknown = 0
@@ -371,10 +376,21 @@ class PartitionFieldHistory:
     field_id: int
     versions: tuple[PartitionFieldVersion | None, ...]
     changes: tuple[tuple[FieldChange, ...], ...]
+    current_index: int = -1  # the default spec's index in ``versions``
 
     @property
     def latest(self) -> PartitionFieldVersion:
-        return next(v for v in reversed(self.versions) if v is not None)
+        """The field in the default spec, else in the last spec that has it."""
+        cur = self.versions[self.current_index] if self.versions else None
+        return cur or next(v for v in reversed(self.versions) if v is not None)
+
+    @property
+    def removed(self) -> bool:
+        """Whether the default spec (new data's spec, not the last one listed: an old spec
+        can be made default again) lacks the field or has made it void (spec: "Partition
+        Evolution")."""
+        cur = self.versions[self.current_index]
+        return cur is None or cur.transform == "void"
 
     def kinds(self) -> set[str]:
         return {c.kind for cs in self.changes for c in cs}
@@ -521,6 +537,8 @@ def spec_history(metadata: TableMetadata, io: FileIO,
                 order.append(v.field_id)
     per_spec: list[list[FieldChange]] = [[] for _ in specs]
     histories: list[PartitionFieldHistory] = []
+    current = next((i for i, s in enumerate(specs)
+                    if s.spec_id == metadata.default_spec_id), -1)
     for fid in order:
         pversions = tuple(next((v for v in vs if v.field_id == fid), None)
                           for vs in versions_by_spec)
@@ -529,7 +547,7 @@ def spec_history(metadata: TableMetadata, io: FileIO,
             pcs = tuple(_spec_changes(fid, pversions[i - 1] if i else None, pv, i > 0))
             pchanges.append(pcs)
             per_spec[i].extend(pcs)
-        histories.append(PartitionFieldHistory(fid, pversions, tuple(pchanges)))
+        histories.append(PartitionFieldHistory(fid, pversions, tuple(pchanges), current))
 
     snap: Snapshot | None = None
     if snapshot is not None or metadata.current_snapshot() is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -15,7 +16,7 @@ from icenb.display import mimebundle, render, reset_options
 from icenb.display.evolution import schema_graph, spec_graph
 from icenb.spec.table_metadata import table_metadata_from_json, to_json_string
 from icenb.table import Table
-from icenb.table.evolution_history import SchemaHistory, schema_history
+from icenb.table.evolution_history import SchemaHistory, schema_history, spec_history
 
 WEIRD = '<b>&"x"'
 
@@ -177,3 +178,23 @@ def test_broken_history_renders_a_fallback(table: Table) -> None:
                            h.current_schema_id, 0)
     r = render(broken)
     assert "could not be displayed" in r.html and "SchemaHistory" in r.text
+
+
+def test_dropped_and_removed_are_relative_to_the_current_schema_and_default_spec(
+        table: Table) -> None:
+    # A table set back to an older schema and spec (set-current-schema / set-default-spec to
+    # an id it already has): the field dropped in the last schema is live again.
+    md = dataclasses.replace(table.metadata, current_schema_id=2, default_spec_id=0)
+    sh = schema_history(md)
+    assert not sh.field(4).dropped and sh.field(4).latest.name == "score"
+    text = render(sh).text
+    assert "score (dropped)" not in text and "schema 2 (current)" in text
+    sp = spec_history(md, table.io)
+    day, month = sp.fields
+    assert not day.removed and month.removed
+    lines = render(sp).text.splitlines()
+    assert "ts_day (removed)" not in next(ln for ln in lines if ln.startswith("1000"))
+    assert "ts_month (removed)" in next(ln for ln in lines if ln.startswith("1001"))
+    # and on the table as written, the last schema and spec are the current ones
+    assert table.schema_history().field(4).dropped
+    assert table.spec_history().fields[0].removed
