@@ -83,6 +83,21 @@ def fold_rows(rows: Sequence[T], limit: int | None, total: int | None = None
     return head, n_hidden, tail
 
 
+MAX_REFS = 6  # ref names shown on one snapshot before "+N more"
+
+
+def first(items: Sequence[T], limit: int = MAX_REFS) -> tuple[Sequence[T], int]:
+    """The first ``limit`` items and how many more there are (the refs at one snapshot: a
+    table can hold thousands of tags on it)."""
+    return items[:limit], max(0, len(items) - limit)
+
+
+def names(items: Sequence[str], limit: int = MAX_REFS, sep: str = ", ") -> str:
+    """``a, b, c, +9 more`` (at most ``limit`` names)."""
+    shown, more = first(items, limit)
+    return sep.join(list(shown) + ([f"+{more:,} more"] if more else []))
+
+
 def hidden(n: int, what: str) -> str:
     """The ellipsis line for ``n`` hidden items: ``… 9,960 more snapshots …``."""
     return f"… {n:,} more {what} …"

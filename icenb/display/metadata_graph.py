@@ -21,8 +21,10 @@ from icenb.display.fmt import (
     count,
     cut,
     file_name,
+    first,
     fold,
     hidden,
+    names,
     plural,
     short_path,
     size,
@@ -132,7 +134,7 @@ def _snapshot_label(s: SnapshotNode, short_id: str) -> str:
              f"{s.operation or 'no operation'} · seq {s.sequence_number}",
              timestamp(s.timestamp_ms)]
     if s.refs:
-        lines.append(", ".join(_short(r, 24) for r in s.refs))
+        lines.append(names([_short(r, 24) for r in s.refs], 3))
     return "\n".join(lines)
 
 
@@ -371,7 +373,7 @@ def _text_outline(g: MetadataGraph, view: _View, ids: _Ids) -> list[str]:
     for i, s in enumerate(view.snapshots):
         if i == view.snapshots_fold_at and view.snapshots_hidden:
             lines.append("  " + hidden(view.snapshots_hidden, "snapshots"))
-        refs = f" [{', '.join(s.refs)}]" if s.refs else ""
+        refs = f" [{names(s.refs)}]" if s.refs else ""
         lines.append(f"  {ids.snapshot[s.snapshot_id]} snapshot {s.snapshot_id} "
                      f"{s.operation or '-'} seq {s.sequence_number} "
                      f"{timestamp(s.timestamp_ms)}{refs}{' (current)' if s.current else ''}")
@@ -506,7 +508,9 @@ def _file_rows(g: MetadataGraph, view: _View, ids: _Ids) -> list[list[str]]:
 def _snapshot_rows(view: _View, ids: _Ids) -> list[list[str]]:
     rows = []
     for s in view.snapshots:
-        refs = "".join(h.badge(r, "info") for r in s.refs)
+        shown, more = first(s.refs)
+        refs = "".join(h.badge(r, "info") for r in shown) + \
+            (h.muted(f" +{more:,} more") if more else "")
         if s.current:
             refs += h.badge("current", "current")
         held = ("not read: " + s.error if s.error is not None

@@ -14,7 +14,17 @@ from dataclasses import dataclass
 
 from icenb.display import html as h
 from icenb.display.dot import Cell, Dot, table_label
-from icenb.display.fmt import count, file_name, fold, hidden, plural, short_path, size
+from icenb.display.fmt import (
+    count,
+    file_name,
+    first,
+    fold,
+    hidden,
+    names,
+    plural,
+    short_path,
+    size,
+)
 from icenb.display.graph import Graph
 from icenb.display.manifest_repr import content_word, partition_text, status_badge
 from icenb.display.registry import Rendered, register
@@ -151,7 +161,7 @@ def _metadata_label(tree: MetadataTree) -> str:
         op = str(snap.summary.operation) if snap.summary is not None else "no operation"
         lines.append(f"{op} · seq {snap.sequence_number}")
         if tree.refs:
-            lines.append(_short(", ".join(tree.refs)))
+            lines.append(_short(names(tree.refs, 3)))
     return "\n".join(lines)
 
 
@@ -265,7 +275,7 @@ def _text_lines(tree: MetadataTree, view: _View) -> list[str]:
         op = str(snap.summary.operation) if snap.summary is not None else "no operation"
         head += f" · snapshot {snap.snapshot_id} ({op}, seq {snap.sequence_number})"
         if tree.refs:
-            head += " [" + ", ".join(tree.refs) + "]"
+            head += " [" + names(tree.refs) + "]"
     lines = [head]
     index = tree.index
     if index is None:
@@ -362,7 +372,9 @@ def _render(tree: MetadataTree) -> Rendered:
     parts = [f"format v{tree.format_version}"]
     if tree.metadata_location:
         parts.append(file_name(tree.metadata_location))
-    sub = "".join(h.badge(r, "branch") for r in tree.refs) + h.muted(" · ".join(parts))
+    shown, more = first(tree.refs)
+    sub = "".join(h.badge(r, "branch") for r in shown) + \
+        h.muted((f"+{more:,} more · " if more else "") + " · ".join(parts))
     body = fig.html_fragment()
     limit = get_options().display_max_rows
     if tree.index is not None:

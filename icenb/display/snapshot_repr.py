@@ -294,7 +294,9 @@ def properties_fragment(props: Mapping[str, str], what: str = "properties") -> R
 def _snapshot_row(md: TableMetadata, s: Snapshot, heads: Mapping[int, list[str]]
                   ) -> tuple[list[str], list[str]]:
     refs = heads.get(s.snapshot_id, [])
-    badges = "".join(ref_badge(n, md.refs[n]) for n in refs)
+    shown, more = fmt.first(refs)
+    badges = "".join(ref_badge(n, md.refs[n]) for n in shown) + \
+        (h.muted(f" +{more:,} more") if more else "")
     if s.snapshot_id == md.current_snapshot_id and "main" not in refs:
         badges += h.badge("current", "current")
     summ = s.summary
@@ -305,7 +307,7 @@ def _snapshot_row(md: TableMetadata, s: Snapshot, heads: Mapping[int, list[str]]
             h.esc(s.sequence_number), h.esc(_num(added, False)), h.esc(_num(total, False))]
     text = [str(s.snapshot_id), fmt.timestamp(s.timestamp_ms),
             str(s.operation) if s.operation is not None else "-", str(s.sequence_number),
-            _num(added, False), _num(total, False), " ".join(refs)]
+            _num(added, False), _num(total, False), fmt.names(refs, sep=" ")]
     return html, text
 
 
@@ -498,4 +500,4 @@ def _one_line(md: TableMetadata) -> str:
             f"table_uuid={md.table_uuid!r}, location={md.location!r}, "
             f"current_snapshot_id={md.current_snapshot_id}, "
             f"snapshots={len(md.snapshots)}, schemas={len(md.schemas)}, "
-            f"refs={sorted(md.refs)})")
+            f"refs=[{fmt.names([repr(r) for r in sorted(md.refs)])}])")

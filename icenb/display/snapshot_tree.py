@@ -306,12 +306,6 @@ def _fold_runs(lay: TreeLayout, shown: set[int]) -> None:
 # --------------------------------------------------------------------------- drawing
 
 
-def _ref_text(names: list[str]) -> str:
-    shown = names[:_MAX_REF_NAMES]
-    more = len(names) - len(shown)
-    return ", ".join(shown) + (f" +{more} more" if more else "")
-
-
 def _node_lines(lay: TreeLayout, sid: int) -> list[str]:
     s = lay.snaps[sid]
     lines = [str(sid), fmt.timestamp(s.timestamp_ms)]
@@ -422,7 +416,8 @@ def _draw(lay: TreeLayout) -> Graph:
             if not names:
                 continue
             node_id = f"{kind}_{sid}"
-            dot.node(node_id, _ref_text(names), kind=kind, fontsize="9", height="0.2")
+            dot.node(node_id, fmt.names(names, _MAX_REF_NAMES), kind=kind, fontsize="9",
+                     height="0.2")
             dot.edge(node_id, f"s{sid}", arrowhead="none", style="solid")
             ref_nodes.append((node_id, f"s{sid}"))
     for node_id, target in ref_nodes:
@@ -454,8 +449,11 @@ def _ref_badges(lay: TreeLayout, sid: int) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if sid == lay.current:
         out.append(("current", "current"))
-    for name, ref in lay.refs_by_snapshot.get(sid, ()):
+    refs, more = fmt.first(lay.refs_by_snapshot.get(sid, ()))
+    for name, ref in refs:
         out.append((name, "branch") if ref.is_branch else (f"tag: {name}", "tag"))
+    if more:
+        out.append((f"+{more:,} more refs", "muted"))
     return out
 
 

@@ -288,8 +288,9 @@ def _snapshot_rows(md: TableMetadata) -> tuple[list[list[str]], list[list[str]]]
             continue
         files, records = snapshot_changes(snap)
         refs = by_snap.get(snap.snapshot_id, [])
+        shown, more = fmt.first(refs)
         ref_html = "".join(h.badge(r, "branch" if md.refs[r].is_branch else "tag")
-                           for r in refs)
+                           for r in shown) + (h.muted(f" +{more:,} more") if more else "")
         if snap.snapshot_id == md.current_snapshot_id:
             ref_html = h.badge("current", "current") + ref_html
         op = snap.operation or "-"
@@ -297,7 +298,7 @@ def _snapshot_rows(md: TableMetadata) -> tuple[list[list[str]], list[list[str]]]
                           h.esc(op), h.esc(files), h.esc(records), ref_html])
         marks = (["current"] if snap.snapshot_id == md.current_snapshot_id else []) + refs
         text_rows.append([str(snap.snapshot_id), fmt.timestamp(snap.timestamp_ms), op, files,
-                          records, fmt.cut(", ".join(marks))])
+                          records, fmt.cut(fmt.names(marks))])
     return html_rows, text_rows
 
 
