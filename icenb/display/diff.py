@@ -138,13 +138,16 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
     base = diff.metadata.location
     g = d.Dot("snapshot_diff", rankdir="LR")
     a_id, b_id = f"snap_{diff.a.snapshot_id}", f"snap_{diff.b.snapshot_id}"
-    for node, side, label, snap, kind in ((a_id, "a", diff.a_label, diff.a, "snapshot"),
-                                          (b_id, "b", diff.b_label, diff.b,
-                                           "snapshot_current")):
+    same = a_id == b_id  # a snapshot against itself: one node, no edge, nothing changed
+    sides = ((a_id, "a", diff.a_label, diff.a, "snapshot"),
+             (b_id, "a = b" if same else "b", diff.b_label, diff.b, "snapshot_current"))
+    for node, side, label, snap, kind in sides[1:] if same else sides:
         named = f"{side}: {label}\n" if label != str(snap.snapshot_id) else f"{side}\n"
         g.node(node, f"{named}snapshot {snap.snapshot_id}\n{snap.operation or ''}".rstrip(),
                kind=kind)
-    g.edge(a_id, b_id, label="ancestor" if diff.a_is_ancestor else "compared", style="bold")
+    if not same:
+        g.edge(a_id, b_id, label="ancestor" if diff.a_is_ancestor else "compared",
+               style="bold")
     lines = [f"diff {diff.a.snapshot_id} -> {diff.b.snapshot_id}: {summary(diff)}"]
     ids: dict[tuple[str, str, int | None], str] = {}
     counter = 0

@@ -142,6 +142,8 @@ def test_deterministic_and_empty(tmp_path: Path) -> None:
     assert summary(d) == "no file changed"
     assert "<summary>Graph" not in render(d).html
     assert mimebundle(t.diff("main", "main")) == mimebundle(d)
+    dot = diff_graph(d).dot  # drawn on request: one snapshot node, no loop onto itself
+    assert "->" not in dot and dot.count(f'"snap_{sid(t)}" [') == 1 and "a = b" in dot
 
 
 def test_partial_diff_renders(tmp_path: Path) -> None:
