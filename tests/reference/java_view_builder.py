@@ -1,0 +1,121 @@
+"""Build view metadata with the Java reference's ``ViewMetadata.Builder``, in one JVM.
+
+Usage (inside .venv-ref):
+  python java_view_builder.py --requests REQUESTS.json --output RESULTS.json
+
+Requests ({"requests": [...]}), one result each, in order:
+
+- {"base": <view metadata JSON text> | null, "steps": [step, ...]}
+  -> ``ViewMetadata.builder()`` (base null) or ``ViewMetadata.buildFrom(base)``, each step
+  applied in order, then ``build()``; result {"ok", "metadata": <ViewMetadataParser.toJson>,
+  "clock": [before_ms, after_ms]} (the system clock around the build, for log entries Java
+  stamps with the current time).
+
+Steps (one key each):
+  {"assign_uuid": str}, {"set_location": str}, {"set_properties": {..}},
+  {"remove_properties": [..]}, {"set_current_version_id": int},
+  {"set_current_version": {"version": <view version JSON>, "schema": <schema JSON>}}.
+
+An error gives {"ok": false, "error": "<Java exception message>", "error_class": "..."}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+
+def _error(exc: Exception) -> dict[str, Any]:
+    java = getattr(exc, "java_exception", None)
+    if java is None:
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}", "error_class": "python"}
+    return {"ok": False, "error": str(java.getMessage()),
+            "error_class": str(java.getClass().getName())}
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class JavaViewBuilder:
+    """A bare JVM with the Iceberg runtime jar, driving ViewMetadata.Builder directly."""
+
+    def __init__(self) -> None:
+        from refspark import java_gateway
+
+        self.gateway = java_gateway()
+        self.jvm = self.gateway.jvm
+        self.ice = self.jvm.org.apache.iceberg
+
+    def _map(self, values: dict[str, str]) -> Any:
+        out = self.jvm.java.util.HashMap()
+        for k, v in values.items():
+            out.put(k, v)
+        return out
+
+    def _set(self, values: list[str]) -> Any:
+        out = self.jvm.java.util.HashSet()
+        for v in values:
+            out.add(v)
+        return out
+
+    def _version(self, doc: dict[str, Any]) -> Any:
+        node = self.ice.util.JsonUtil.mapper().readTree(json.dumps(doc))
+        return self.ice.view.ViewVersionParser.fromJson(node)
+
+    def _step(self, builder: Any, step: dict[str, Any]) -> Any:
+        (name, arg), = step.items()
+        if name == "assign_uuid":
+            return builder.assignUUID(arg)
+        if name == "set_location":
+            return builder.setLocation(arg)
+        if name == "set_properties":
+            return builder.setProperties(self._map(arg))
+        if name == "remove_properties":
+            return builder.removeProperties(self._set(arg))
+        if name == "set_current_version_id":
+            return builder.setCurrentVersionId(int(arg))
+        if name == "set_current_version":
+            schema = self.ice.SchemaParser.fromJson(json.dumps(arg["schema"]))
+            return builder.setCurrentVersion(self._version(arg["version"]), schema)
+        raise ValueError(f"unknown step {name!r}")
+
+    def run(self, r: dict[str, Any]) -> dict[str, Any]:
+        view = self.ice.view
+        try:
+            base = r.get("base")
+            builder = (view.ViewMetadata.builder() if base is None
+                       else view.ViewMetadata.buildFrom(view.ViewMetadataParser.fromJson(base)))
+            before = _now_ms()
+            for step in r.get("steps") or []:
+                builder = self._step(builder, step)
+            md = builder.build()
+            after = _now_ms()
+            return {"ok": True, "metadata": json.loads(view.ViewMetadataParser.toJson(md)),
+                    "clock": [before, after]}
+        except Exception as exc:  # report it and go on with the batch
+            return _error(exc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", required=True)
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args(argv)
+    with open(args.requests, encoding="utf-8") as f:
+        doc = json.load(f)
+    requests = doc["requests"] if isinstance(doc, dict) else doc
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    tool = JavaViewBuilder()
+    results = [tool.run(r) for r in requests]
+    with open(args.output, "w", encoding="utf-8") as f:
+        json.dump({"results": results}, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
