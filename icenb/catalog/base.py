@@ -17,11 +17,23 @@ Metadata Fields) as Iceberg Java's ``TableMetadata.Builder`` does: the base file
 ``write.metadata.previous-versions-max`` entries (at least 1); with
 ``write.metadata.delete-after-commit.enabled`` the files that fell off the log are deleted after a
 successful commit (Java's ``deleteRemovedMetadataFiles``).
+
+Views (spec: "Iceberg View Spec") are committed the same way: ``create_view``, ``commit_view``
+(swap from a base metadata file; ``CommitConflict`` when the pointer moved, the new file deleted
+again), ``drop_view``, ``rename_view`` and ``register_view``. View metadata has no
+``metadata-log``: its history is in ``versions`` and ``version-log``, which the authoring code
+maintains; the catalog only writes the file and moves the pointer. New view metadata files are
+gzip-compressed unless the view property ``write.metadata.compression-codec`` says ``none``: the
+default of Iceberg Java's ``ViewProperties`` (1.10.2: ``METADATA_COMPRESSION_DEFAULT = "gzip"``,
+unlike tables' ``none``). A table and a view never share a name in one catalog: creating,
+renaming or registering either onto the other's name raises ``AlreadyExists`` saying what holds
+the name (Java's ``JdbcCatalog`` and ``ViewCatalog`` contract).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import warnings
 from abc import ABC, abstractmethod
@@ -30,6 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 from icenb.errors import (
+    AlreadyExists,
     CommitConflict,
     IcebergError,
     IcebergWarning,
@@ -43,13 +56,14 @@ from icenb.io.metadata_files import load_table_metadata, load_view_metadata_file
 from icenb.spec.manifest import ManifestFile
 from icenb.spec.snapshot import MetadataLogEntry
 from icenb.spec.table_metadata import TableMetadata, to_json_string
-from icenb.spec.view_metadata import ViewMetadata
+from icenb.spec.view_metadata import ViewMetadata, view_metadata_to_json
 
 __all__ = [
     "GC_ENABLED",
     "METADATA_COMPRESSION",
     "METADATA_DELETE_AFTER_COMMIT",
     "METADATA_PREVIOUS_VERSIONS_MAX",
+    "VIEW_METADATA_COMPRESSION_DEFAULT",
     "WRITE_METADATA_PATH",
     "Catalog",
     "Identifier",
@@ -67,6 +81,8 @@ __all__ = [
     "reachable_files",
     "to_identifier",
     "to_namespace",
+    "view_metadata_dir",
+    "view_metadata_file_bytes",
 ]
 
 # Table properties the catalogs honour (names and defaults of Iceberg Java's TableProperties).
@@ -81,6 +97,8 @@ METADATA_DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
 WRITE_METADATA_PATH = "write.metadata.path"
 #: ``false``: a purge deletes no data or delete files (they may belong to another table).
 GC_ENABLED = "gc.enabled"
+#: Views' default ``write.metadata.compression-codec`` (Java's ``ViewProperties``; tables: none).
+VIEW_METADATA_COMPRESSION_DEFAULT = "gzip"
 
 
 class PropertiesUpdateSummary(NamedTuple):
@@ -161,11 +179,31 @@ def int_property(properties: Mapping[str, str], key: str, default: int) -> int:
 def metadata_file_bytes(metadata: TableMetadata) -> tuple[bytes, bool]:
     """The JSON bytes of a metadata file and whether to gzip them
     (``write.metadata.compression-codec``: ``none``, the default, or ``gzip``, as Java)."""
-    codec = str(metadata.properties.get(METADATA_COMPRESSION, "none")).strip().lower()
+    gzip = _compression(metadata.properties, "none")
+    return to_json_string(metadata).encode("utf-8"), gzip
+
+
+def _compression(properties: Mapping[str, str], default: str) -> bool:
+    codec = str(properties.get(METADATA_COMPRESSION, default)).strip().lower()
     if codec not in ("none", "gzip"):
         raise ValidationError("unsupported metadata compression codec (use none or gzip)",
                               field=METADATA_COMPRESSION, value=codec)
-    return to_json_string(metadata).encode("utf-8"), codec == "gzip"
+    return codec == "gzip"
+
+
+def view_metadata_file_bytes(metadata: ViewMetadata) -> tuple[bytes, bool]:
+    """The JSON bytes of a view metadata file and whether to gzip them
+    (``write.metadata.compression-codec``: ``gzip``, the views' default in Java, or ``none``)."""
+    gzip = _compression(metadata.properties, VIEW_METADATA_COMPRESSION_DEFAULT)
+    text = json.dumps(view_metadata_to_json(metadata), separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8"), gzip
+
+
+def view_metadata_dir(metadata: ViewMetadata) -> str:
+    """Where a metastore catalog writes a view's metadata files: ``write.metadata.path`` or
+    ``<location>/metadata`` (Java's ``BaseViewOperations.metadataFileLocation``)."""
+    path = metadata.properties.get(WRITE_METADATA_PATH)
+    return path.rstrip("/") if path else join_location(metadata.location, "metadata")
 
 
 def next_metadata_log(metadata: TableMetadata, base_location: str | None,
@@ -469,6 +507,41 @@ class Catalog(ABC):
     def register_table(self, identifier: NamespaceLike, metadata_location: str) -> LoadedTable:
         """Add an existing table to the catalog by its metadata file."""
 
+    # ------------------------------------------------------------------ write side: views
+
+    def default_view_location(self, identifier: NamespaceLike) -> str:
+        """Where a new view of this name goes: as a table of that name would."""
+        return self.default_table_location(identifier)
+
+    @abstractmethod
+    def create_view(self, identifier: NamespaceLike, metadata: ViewMetadata) -> LoadedView:
+        """Write the view's first metadata file and register it atomically (``AlreadyExists``
+        if a table or view has the name, ``NoSuchNamespace`` without its namespace)."""
+
+    @abstractmethod
+    def commit_view(self, identifier: NamespaceLike, base_location: str | None,
+                    new_metadata: ViewMetadata) -> LoadedView:
+        """Write ``new_metadata`` as the view's next metadata file and swap the pointer from
+        ``base_location`` to it atomically.
+
+        ``CommitConflict`` when the pointer is no longer ``base_location`` (the file written is
+        deleted again); ``CommitStateUnknown`` when the outcome cannot be told (the file is
+        kept). ``base_location=None`` creates the view.
+        """
+
+    @abstractmethod
+    def drop_view(self, identifier: NamespaceLike, purge: bool = False) -> None:
+        """Remove the view from the catalog (``NoSuchView`` when there is none); ``purge`` also
+        deletes its current metadata file."""
+
+    @abstractmethod
+    def rename_view(self, identifier: NamespaceLike, new_identifier: NamespaceLike) -> None:
+        """Give a view another name (``AlreadyExists`` when a table or view has it)."""
+
+    @abstractmethod
+    def register_view(self, identifier: NamespaceLike, metadata_location: str) -> LoadedView:
+        """Add an existing view to the catalog by its metadata file (read first to check it)."""
+
     def _prepare_commit(self, ident: Identifier, base_location: str, new_metadata: TableMetadata,
                         base_metadata: TableMetadata | None) -> TableMetadata:
         """``new_metadata`` with its ``metadata-log`` extended and cut (see the module doc)."""
@@ -495,11 +568,19 @@ class Catalog(ABC):
         _delete_all(self._io, removed)
 
     def _conflict(self, ident: Identifier, base_location: str,
-                  current: str | None) -> CommitConflict:
-        now = "the table no longer exists" if current is None else f"it is now {current}"
-        return CommitConflict(f"table {identifier_to_string(ident)!r} of catalog {self._name!r} "
-                              f"changed: the commit was based on {base_location}, {now}",
-                              field="metadata_location", value=base_location)
+                  current: str | None, kind: str = "table") -> CommitConflict:
+        now = f"the {kind} no longer exists" if current is None else f"it is now {current}"
+        return CommitConflict(f"{kind} {identifier_to_string(ident)!r} of catalog "
+                              f"{self._name!r} changed: the commit was based on {base_location}, "
+                              f"{now}", field="metadata_location", value=base_location)
+
+    def _name_taken(self, ident: Identifier, holder: str, action: str,
+                    file: str | None = None) -> AlreadyExists:
+        """``AlreadyExists`` for ``action`` (e.g. "create view") on a name ``holder`` (``table``
+        or ``view``) holds."""
+        name = identifier_to_string(ident)
+        return AlreadyExists(f"cannot {action} {name!r}: {name!r} is a {holder} in catalog "
+                             f"{self._name!r}", file=file, field="identifier", value=ident)
 
     # ------------------------------------------------------------------ helpers
 

@@ -32,13 +32,26 @@ base's version plus one; ``write.metadata.path`` moves the directory, gzip gives
 ``UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? WHERE ... AND
 metadata_location = ?``: one row changed or ``CommitConflict``.
 
-Decisions where Java is silent or differs, write side: a table needs an existing namespace (Java
-only checks in ``jdbc.strict-mode``; PyIceberg always does); dropping a namespace also requires
-it to hold no views and no child namespaces (Java checks tables only, and a namespace with
+Views (Java's ``JdbcCatalog`` with ``JdbcViewOperations``): a view is a row of ``iceberg_tables``
+with ``iceberg_type = 'VIEW'`` (tables written by icenb get ``'TABLE'``); its metadata files are
+``<NNNNN>-<uuid>.gz.metadata.json`` (plain ``.metadata.json`` when the view property
+``write.metadata.compression-codec`` is ``none``) in ``write.metadata.path`` or
+``<location>/metadata``, ``NNNNN`` being the base file's number plus one (0 when it has none), and
+the commit is the same check-and-put restricted to view rows. A database with the V0 schema (no
+``iceberg_type``) cannot hold views: every view write raises ``UnsupportedFeature`` before anything
+is written (Java throws ``UnsupportedOperationException``); reading lists no views there.
+A table and a view cannot share a name (the primary key has no type), and creating, renaming or
+registering either onto the other's name says which one holds it. ``drop_view`` deletes the row;
+Java also deletes the current metadata file, icenb only with ``purge=True`` (so a dropped view can
+be registered again, as a table dropped without purge can).
+
+Decisions where Java is silent or differs, write side: a table or view needs an existing namespace
+(Java only checks in ``jdbc.strict-mode``; PyIceberg always does); dropping a namespace also
+requires it to hold no views and no child namespaces (Java checks tables only, and a namespace with
 children would not disappear); the reserved ``exists`` property cannot be set or removed, and a
-namespace whose last property is removed keeps an ``exists`` row, and ``exists`` is stored only
-for a namespace created without properties (PyIceberg's way: it shows stored rows verbatim, and
-Java hides ``exists`` either way); a database with a V0 schema is written as V0 (never migrated).
+namespace whose last property is removed keeps an ``exists`` row, and ``exists`` is stored only for
+a namespace created without properties (PyIceberg's way: it shows stored rows verbatim, and Java
+hides ``exists`` either way); a database with a V0 schema is written as V0 (never migrated).
 """
 
 from __future__ import annotations
@@ -49,7 +62,7 @@ import sqlite3
 import urllib.parse
 import uuid
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -58,6 +71,7 @@ from icenb.catalog.base import (
     Catalog,
     Identifier,
     LoadedTable,
+    LoadedView,
     NamespaceLike,
     NamespaceNotEmpty,
     PropertiesUpdateSummary,
@@ -66,6 +80,8 @@ from icenb.catalog.base import (
     purge_table_files,
     to_identifier,
     to_namespace,
+    view_metadata_dir,
+    view_metadata_file_bytes,
     warehouse_location,
 )
 from icenb.errors import (
@@ -86,11 +102,13 @@ from icenb.errors import (
 from icenb.io.file_io import FileIO, join_location
 from icenb.io.metadata_files import (
     load_table_metadata,
+    load_view_metadata_file,
     metastore_metadata_file_name,
     parse_metadata_file_name,
     write_metadata_file,
 )
 from icenb.spec.table_metadata import TableMetadata, table_metadata_from_json
+from icenb.spec.view_metadata import ViewMetadata, load_view_metadata
 
 __all__ = [
     "NAMESPACE_EXISTS_PROPERTY",
@@ -126,6 +144,7 @@ CREATE_NAMESPACE_PROPERTIES_SQL = (
     "namespace VARCHAR(255) NOT NULL,property_key VARCHAR(255),property_value VARCHAR(1000),"
     "PRIMARY KEY (catalog_name, namespace, property_key))")
 _TABLE_FILTER = f"AND (iceberg_type = '{TABLE_TYPE}' OR iceberg_type IS NULL)"
+_VIEW_FILTER = f"AND iceberg_type = '{VIEW_TYPE}'"
 _ROW_WHERE = "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?"
 
 
@@ -214,7 +233,7 @@ def _split_namespace(text: str | None) -> tuple[str, ...]:
 
 
 class SqlCatalog(Catalog):
-    """A catalog in a SQLite database with Iceberg's JDBC catalog schema (read side).
+    """A catalog in a SQLite database with Iceberg's JDBC catalog schema.
 
     ``uri``: the database (see :func:`sqlite_path`); ``name``: the ``catalog_name`` its rows
     carry (PyIceberg's catalog name; Java's catalog name in Spark, ``jdbc`` by default);
@@ -681,41 +700,43 @@ class SqlCatalog(Catalog):
         write_metadata_file(location, data, self._io, gzip=gzip)
         return location, table_metadata_from_json(data, file=location)
 
-    def _insert_table_row(self, ident: Identifier, location: str) -> None:
-        """Register a new table row pointing at ``location`` (Java's create commit)."""
+    def _insert_row(self, ident: Identifier, location: str, kind: str, action: str) -> None:
+        """Register a new row of ``kind`` (``TABLE`` or ``VIEW``) pointing at ``location``
+        (Java's create commit); ``action`` names the call in errors."""
         ns_text = _join_namespace(ident[:-1])
         try:
             with self._transaction() as (conn, v1):
+                if kind == VIEW_TYPE and not v1:
+                    raise self._no_views_in_v0()
                 if not self._namespace_exists_in(conn, ident[:-1]):
                     raise self._no_such_namespace(ident[:-1])
-                kind = self._row_type(conn, v1, ident)
-                if kind is not None:
-                    raise AlreadyExists(f"{'view' if kind == VIEW_TYPE else 'table'} "
-                                        f"{identifier_to_string(ident)!r} already exists in "
-                                        f"catalog {self._name!r}", file=self._path, value=ident)
+                holder = self._row_type(conn, v1, ident)
+                if holder is not None:
+                    raise self._name_taken(ident, holder.lower(), action, self._path)
                 columns = ("catalog_name, table_namespace, table_name, metadata_location, "
                            "previous_metadata_location")
                 args: tuple[Any, ...] = (self._name, ns_text, ident[-1], location, None)
                 if v1:
                     columns += ", iceberg_type"
-                    args += (TABLE_TYPE,)
+                    args += (kind,)
                 marks = ",".join("?" * len(args))
                 try:
                     conn.execute(f"INSERT INTO {TABLES_TABLE} ({columns}) VALUES ({marks})", args)
                 except sqlite3.IntegrityError:
-                    raise AlreadyExists(f"table {identifier_to_string(ident)!r} already exists "
-                                        f"in catalog {self._name!r}", file=self._path,
-                                        value=ident) from None
+                    raise self._name_taken(ident, "table or view", action, self._path) from None
         except _OutcomeUnknown as e:
-            self._verify(ident, location, e.error)
+            self._verify(ident, location, e.error, "tables" if kind == TABLE_TYPE else "views")
 
-    def _verify(self, ident: Identifier, location: str, error: IcebergError) -> None:
-        """After a failed COMMIT: return if the row points at ``location``, raise ``error`` if it
-        does not, ``CommitStateUnknown`` if the row cannot be read."""
+    def _verify(self, ident: Identifier, location: str, error: IcebergError,
+                kind: str = "tables") -> None:
+        """After a failed COMMIT: return if the row (of ``kind``: tables or views) points at
+        ``location``, raise ``error`` if it does not, ``CommitStateUnknown`` if the row cannot be
+        read."""
         try:
-            row = self._row(ident, "tables")
+            row = self._row(ident, kind)
         except IcebergError as e:
-            raise CommitStateUnknown(f"committing table {identifier_to_string(ident)!r} failed "
+            raise CommitStateUnknown(f"committing {kind[:-1]} {identifier_to_string(ident)!r} "
+                                     f"failed "
                                      f"({error.message}) and the catalog cannot be read to tell "
                                      f"whether it landed ({e.message})", file=location) from None
         if row is not None and row[0] == location:
@@ -727,13 +748,7 @@ class SqlCatalog(Catalog):
         ident = to_identifier(identifier)
         _join_namespace(ident[:-1])
         location, committed = self._write_new_metadata(metadata, 0)
-        try:
-            self._insert_table_row(ident, location)
-        except CommitStateUnknown:
-            raise
-        except IcebergError:
-            self._discard(location)
-            raise
+        self._publish(location, self._insert_row, ident, location, TABLE_TYPE, "create table")
         return LoadedTable(ident, location, committed, self._io, None)
 
     def commit_table(self, identifier: NamespaceLike, base_location: str | None,
@@ -748,22 +763,31 @@ class SqlCatalog(Catalog):
         parsed = parse_metadata_file_name(posixpath.basename(base_location))
         location, committed = self._write_new_metadata(
             prepared, parsed.version + 1 if parsed is not None else 0)
+        self._publish(location, self._swap, ident, base_location, location)
+        self._delete_removed_metadata(ident, base_location, base_metadata, committed, location)
+        return LoadedTable(ident, location, committed, self._io, base_location)
+
+    def _publish(self, location: str, change: Callable[..., None], *args: Any) -> None:
+        """Make the row change for a metadata file just written at ``location``; when it
+        fails the file is deleted again, unless the outcome is unknown (then it may be live)."""
         try:
-            self._swap(ident, base_location, location)
+            change(*args)
         except CommitStateUnknown:
             raise
         except IcebergError:
             self._discard(location)
             raise
-        self._delete_removed_metadata(ident, base_location, base_metadata, committed, location)
-        return LoadedTable(ident, location, committed, self._io, base_location)
 
-    def _swap(self, ident: Identifier, base_location: str, location: str) -> None:
-        """Java's check-and-put: one row changes from ``base_location`` to ``location``."""
+    def _swap(self, ident: Identifier, base_location: str, location: str,
+              kind: str = TABLE_TYPE) -> None:
+        """Java's check-and-put: one row of ``kind`` changes from ``base_location`` to
+        ``location``."""
         key = (self._name, _join_namespace(ident[:-1]), ident[-1])
         try:
             with self._transaction() as (conn, v1):
-                type_filter = _TABLE_FILTER if v1 else ""
+                if kind == VIEW_TYPE and not v1:
+                    raise self._no_views_in_v0()
+                type_filter = (_VIEW_FILTER if kind == VIEW_TYPE else _TABLE_FILTER) if v1 else ""
                 cursor = conn.execute(
                     f"UPDATE {TABLES_TABLE} SET metadata_location = ?, "
                     f"previous_metadata_location = ? {_ROW_WHERE} AND metadata_location = ? "
@@ -772,9 +796,9 @@ class SqlCatalog(Catalog):
                     row = conn.execute(f"SELECT metadata_location FROM {TABLES_TABLE} "
                                        f"{_ROW_WHERE} {type_filter}", key).fetchone()
                     raise self._conflict(ident, base_location,
-                                         None if row is None else str(row[0]))
+                                         None if row is None else str(row[0]), kind.lower())
         except _OutcomeUnknown as e:
-            self._verify(ident, location, e.error)
+            self._verify(ident, location, e.error, "tables" if kind == TABLE_TYPE else "views")
 
     def drop_table(self, identifier: NamespaceLike, purge: bool = False) -> None:
         """Delete the table's row (as Java); ``purge`` then deletes every file reachable from
@@ -804,44 +828,160 @@ class SqlCatalog(Catalog):
 
     def rename_table(self, identifier: NamespaceLike, new_identifier: NamespaceLike) -> None:
         """Move the table's row to another name (Java's ``renameTable``; files stay put)."""
-        src = to_identifier(identifier)
-        dst = to_identifier(new_identifier)
+        self._rename_row(to_identifier(identifier), to_identifier(new_identifier), TABLE_TYPE)
+
+    def _rename_row(self, src: Identifier, dst: Identifier, kind: str) -> None:
+        """Move a row of ``kind`` (table or view) to another name in one transaction: the
+        source must be of that kind, the target namespace must exist and the name be free."""
         src_key = (self._name, _join_namespace(src[:-1]), src[-1])
         dst_ns = _join_namespace(dst[:-1])
+        what = kind.lower()
         try:
             with self._transaction() as (conn, v1):
-                if self._row_type(conn, v1, src) != TABLE_TYPE:
-                    raise NoSuchTable(f"table {identifier_to_string(src)!r} does not exist in "
-                                      f"catalog {self._name!r}", file=self._path, value=src)
+                if kind == VIEW_TYPE and not v1:
+                    raise self._no_views_in_v0()
+                if self._row_type(conn, v1, src) != kind:
+                    raise self._missing(kind, src, conn, v1)
                 if src == dst:
                     return
                 if not self._namespace_exists_in(conn, dst[:-1]):
                     raise self._no_such_namespace(dst[:-1])
-                kind = self._row_type(conn, v1, dst)
-                if kind is not None:
-                    raise AlreadyExists(f"cannot rename to {identifier_to_string(dst)!r}: a "
-                                        f"{kind.lower()} of that name exists", file=self._path,
-                                        value=dst)
+                holder = self._row_type(conn, v1, dst)
+                if holder is not None:
+                    raise self._name_taken(dst, holder.lower(),
+                                           f"rename {what} {identifier_to_string(src)!r} to",
+                                           self._path)
+                type_filter = (_VIEW_FILTER if kind == VIEW_TYPE else _TABLE_FILTER) if v1 else ""
                 try:
                     cursor = conn.execute(
                         f"UPDATE {TABLES_TABLE} SET table_namespace = ?, table_name = ? "
-                        f"{_ROW_WHERE} {_TABLE_FILTER if v1 else ''}", (dst_ns, dst[-1], *src_key))
+                        f"{_ROW_WHERE} {type_filter}", (dst_ns, dst[-1], *src_key))
                 except sqlite3.IntegrityError:
-                    raise AlreadyExists(f"table {identifier_to_string(dst)!r} already exists",
+                    raise AlreadyExists(f"{what} {identifier_to_string(dst)!r} already exists",
                                         file=self._path, value=dst) from None
                 if cursor.rowcount != 1:
-                    raise NoSuchTable(f"table {identifier_to_string(src)!r} does not exist",
-                                      file=self._path, value=src)
+                    raise self._missing(kind, src, conn, v1)
         except _OutcomeUnknown as e:
             raise e.error from None
+
+    def _missing(self, kind: str, ident: Identifier, conn: sqlite3.Connection,
+                 v1: bool) -> NoSuchTable | NoSuchView:
+        if kind == VIEW_TYPE:
+            return self._no_such_view(ident, conn, v1)
+        return NoSuchTable(f"table {identifier_to_string(ident)!r} does not exist in "
+                           f"catalog {self._name!r}", file=self._path, value=ident)
 
     def register_table(self, identifier: NamespaceLike, metadata_location: str) -> LoadedTable:
         """Insert a row pointing at an existing metadata file (read first to check it)."""
         ident = to_identifier(identifier)
         _join_namespace(ident[:-1])
         metadata = load_table_metadata(metadata_location, self._io)
-        self._insert_table_row(ident, metadata_location)
+        self._insert_row(ident, metadata_location, TABLE_TYPE, "register table")
         return LoadedTable(ident, metadata_location, metadata, self._io, None)
+
+    # ------------------------------------------------------------------ write side: views
+
+    def _no_views_in_v0(self) -> UnsupportedFeature:
+        return UnsupportedFeature(
+            f"SQL catalog {self._name!r} has the V0 schema (no iceberg_type column), which "
+            "cannot hold views (as Iceberg Java's JdbcCatalog): migrate it to V1 first",
+            file=self._path, field=f"{TABLES_TABLE}.iceberg_type")
+
+    def _require_view_schema(self) -> None:
+        """``UnsupportedFeature`` for a V0 database, checked before any file is written."""
+        if not os.path.exists(self._path):
+            return  # created with the V1 schema on first write
+        with self._connect() as conn:
+            has_tables, v1, _ = self._schema(conn)
+        if has_tables and not v1:
+            raise self._no_views_in_v0()
+
+    def _write_new_view_metadata(self, metadata: ViewMetadata,
+                                 version: int) -> tuple[str, ViewMetadata]:
+        """Create ``<NNNNN>-<uuid>[.gz].metadata.json`` (Java's ``BaseViewOperations``); its
+        location and the metadata as written."""
+        data, gzip = view_metadata_file_bytes(metadata)
+        name = metastore_metadata_file_name(version, uuid.uuid4(), gzip=gzip)
+        location = join_location(view_metadata_dir(metadata), name)
+        write_metadata_file(location, data, self._io, gzip=gzip)
+        return location, load_view_metadata(data, file=location)
+
+    def create_view(self, identifier: NamespaceLike, metadata: ViewMetadata) -> LoadedView:
+        """Write ``00000-<uuid>.gz.metadata.json`` and insert the view's row."""
+        ident = to_identifier(identifier)
+        _join_namespace(ident[:-1])
+        self._require_view_schema()
+        self._check_free(ident, "create view")
+        location, committed = self._write_new_view_metadata(metadata, 0)
+        self._publish(location, self._insert_row, ident, location, VIEW_TYPE, "create view")
+        return LoadedView(ident, location, committed, self._io, None)
+
+    def _check_free(self, ident: Identifier, action: str) -> None:
+        """Fail early, before writing a file, when the namespace is missing or the name taken
+        (the transaction that inserts the row checks again)."""
+        if ident[:-1] and not self.namespace_exists(ident[:-1]):
+            raise self._no_such_namespace(ident[:-1])
+        if self.view_exists(ident):
+            raise self._name_taken(ident, "view", action, self._path)
+        if self.table_exists(ident):
+            raise self._name_taken(ident, "table", action, self._path)
+
+    def commit_view(self, identifier: NamespaceLike, base_location: str | None,
+                    new_metadata: ViewMetadata) -> LoadedView:
+        """Write the view's next metadata file, then check-and-put the row's pointer."""
+        ident = to_identifier(identifier)
+        if base_location is None:
+            return self.create_view(ident, new_metadata)
+        _join_namespace(ident[:-1])
+        self._require_view_schema()
+        row = self._row(ident, "views")
+        if row is None or row[0] != base_location:
+            raise self._conflict(ident, base_location, None if row is None else row[0], "view")
+        parsed = parse_metadata_file_name(posixpath.basename(base_location))
+        version = parsed.version + 1 if parsed is not None and parsed.layout == "metastore" else 0
+        location, committed = self._write_new_view_metadata(new_metadata, version)
+        self._publish(location, self._swap, ident, base_location, location, VIEW_TYPE)
+        return LoadedView(ident, location, committed, self._io, base_location)
+
+    def drop_view(self, identifier: NamespaceLike, purge: bool = False) -> None:
+        """Delete the view's row; ``purge`` then deletes its current metadata file (what Java's
+        ``dropView`` always does)."""
+        ident = to_identifier(identifier)
+        key = (self._name, _join_namespace(ident[:-1]), ident[-1])
+        location: str | None = None
+        try:
+            with self._transaction() as (conn, v1):
+                if not v1:
+                    raise self._no_views_in_v0()
+                row = conn.execute(f"SELECT metadata_location FROM {TABLES_TABLE} {_ROW_WHERE} "
+                                   f"{_VIEW_FILTER}", key).fetchone()
+                if row is None:
+                    raise self._no_such_view(ident, conn, v1)
+                location = None if row[0] is None else str(row[0])
+                conn.execute(f"DELETE FROM {TABLES_TABLE} {_ROW_WHERE} {_VIEW_FILTER}", key)
+        except _OutcomeUnknown as e:
+            raise e.error from None
+        if purge and location:
+            self._discard(location)
+
+    def _no_such_view(self, ident: Identifier, conn: sqlite3.Connection,
+                      v1: bool) -> NoSuchView:
+        detail = (" (it is a table)" if self._row_type(conn, v1, ident) == TABLE_TYPE else "")
+        return NoSuchView(f"view {identifier_to_string(ident)!r} does not exist in catalog "
+                          f"{self._name!r}{detail}", file=self._path, value=ident)
+
+    def rename_view(self, identifier: NamespaceLike, new_identifier: NamespaceLike) -> None:
+        """Move the view's row to another name (Java's ``renameView``; files stay put)."""
+        self._rename_row(to_identifier(identifier), to_identifier(new_identifier), VIEW_TYPE)
+
+    def register_view(self, identifier: NamespaceLike, metadata_location: str) -> LoadedView:
+        """Insert a view row pointing at an existing view metadata file (read first)."""
+        ident = to_identifier(identifier)
+        _join_namespace(ident[:-1])
+        self._require_view_schema()
+        metadata = load_view_metadata_file(metadata_location, self._io)
+        self._insert_row(ident, metadata_location, VIEW_TYPE, "register view")
+        return LoadedView(ident, metadata_location, metadata, self._io, None)
 
 
 def is_sqlite_database(path: str | os.PathLike[str]) -> bool:

@@ -239,9 +239,9 @@ def test_bad_identifiers(nested: FilesystemCatalog) -> None:
         nested.load_table(42)  # type: ignore[arg-type]
 
 
-def test_no_views(nested: FilesystemCatalog) -> None:
+def test_a_table_is_not_a_view(nested: FilesystemCatalog) -> None:
     assert not nested.view_exists("a.t0")
-    with pytest.raises(NoSuchView, match="no views"):
+    with pytest.raises(NoSuchView, match="it is a table"):
         nested.load_view("a.t0")
 
 
