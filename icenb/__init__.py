@@ -8,8 +8,8 @@ from icenb import (
 )
 from icenb.catalog import Catalog, FilesystemCatalog, SqlCatalog, open_catalog
 from icenb.display import get_options, set_options
-from icenb.table import Scan, Table, load_table
-from icenb.table import open_table as open  # icenb.open(location)
+from icenb.table import Scan, Table, View, load_table
+from icenb.table import open_location as open  # icenb.open(location): a Table or a View
 from icenb.table.warehouse import Warehouse, warehouse
 
 __version__ = "0.1.0"
@@ -27,6 +27,7 @@ __all__ = [
     "Scan",
     "SqlCatalog",
     "Table",
+    "View",
     "Warehouse",
     "__version__",
     "display",

@@ -37,7 +37,7 @@ import json
 import os
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -406,11 +406,19 @@ class Catalog(ABC):
 
     def all_tables(self) -> list[Identifier]:
         """Every table in every namespace (a walk of the namespace tree)."""
+        return self._everywhere(self.list_tables)
+
+    def all_views(self) -> list[Identifier]:
+        """Every view in every namespace (a walk of the namespace tree)."""
+        return self._everywhere(self.list_views)
+
+    def _everywhere(self, listing: Callable[[tuple[str, ...]], list[Identifier]]
+                    ) -> list[Identifier]:
         found: list[Identifier] = []
         pending: list[tuple[str, ...]] = [()]
         while pending:
             namespace = pending.pop()
-            found.extend(self.list_tables(namespace))
+            found.extend(listing(namespace))
             pending.extend(self.list_namespaces(namespace))
         return sorted(found)
 

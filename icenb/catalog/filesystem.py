@@ -62,7 +62,6 @@ import dataclasses
 import errno
 import os
 import posixpath
-import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 
@@ -101,36 +100,22 @@ from icenb.errors import (
 from icenb.io.file_io import FileIO, join_location, parse_location
 from icenb.io.metadata_files import (
     VERSION_HINT,
+    VIEW_EXTENSIONS,
+    VIEW_VERSION_HINT,
     decode_metadata_bytes,
     find_current_metadata,
     hadoop_metadata_file_name,
     load_table_metadata,
     load_view_metadata_file,
     parse_metadata_file_name,
+    parse_view_file_name,
+    view_file_name,
     write_metadata_file,
 )
 from icenb.spec.table_metadata import TableMetadata, table_metadata_from_json
 from icenb.spec.view_metadata import ViewMetadata, load_view_metadata
 
 __all__ = ["VIEW_VERSION_HINT", "FilesystemCatalog", "parse_view_file_name", "view_file_name"]
-
-#: The view counterpart of ``version-hint.text`` (a name Java's HadoopCatalog ignores).
-VIEW_VERSION_HINT = "view-version-hint.text"
-_VIEW_NAME = re.compile(r"v(0|[1-9][0-9]*)(\.gz)?\.view\.json")
-_VIEW_EXTENSIONS = (".view.json", ".gz.view.json")
-
-
-def view_file_name(version: int, *, gzip: bool = False) -> str:
-    """``v<N>.view.json`` or ``v<N>.gz.view.json``: a filesystem catalog's view version file."""
-    if version < 0:
-        raise ValidationError("view metadata version must not be negative", value=version)
-    return f"v{version}{_VIEW_EXTENSIONS[1] if gzip else _VIEW_EXTENSIONS[0]}"
-
-
-def parse_view_file_name(name: str) -> int | None:
-    """The version of a ``v<N>[.gz].view.json`` name; None for other names."""
-    m = _VIEW_NAME.fullmatch(name)
-    return None if m is None else int(m.group(1))
 
 _FORBIDDEN_LEVELS = frozenset({".", ".."})
 # Every name one Hadoop version can have (Java's order); a commit checks for rivals among them.
@@ -319,7 +304,7 @@ class FilesystemCatalog(Catalog):
         return self._current_view_file(ident), None
 
     def _view_file(self, metadata_dir: str, version: int) -> str | None:
-        for ext in _VIEW_EXTENSIONS:
+        for ext in VIEW_EXTENSIONS:
             candidate = join_location(metadata_dir, f"v{version}{ext}")
             if self._io.exists(candidate):
                 return candidate
@@ -602,7 +587,7 @@ class FilesystemCatalog(Catalog):
         metadata_dir = self._metadata_dir(ident)
         location = join_location(metadata_dir, view_file_name(version, gzip=gzip))
         self._create_version_file(location, data, gzip, [
-            join_location(metadata_dir, f"v{version}{ext}") for ext in _VIEW_EXTENSIONS])
+            join_location(metadata_dir, f"v{version}{ext}") for ext in VIEW_EXTENSIONS])
         return location, load_view_metadata(data, file=location)
 
     def create_view(self, identifier: NamespaceLike, metadata: ViewMetadata) -> LoadedView:

@@ -27,6 +27,7 @@ from icenb.spec.view_metadata import (
     ViewMetadata,
     ViewVersion,
 )
+from icenb.table.view import View
 
 __all__ = ["SQL_LIMIT", "sql_fragment", "view_metadata_repr", "view_version_repr"]
 
@@ -189,6 +190,17 @@ def _current_schema_id(md: ViewMetadata | DraftViewMetadata) -> int | None:
 def view_metadata_repr(md: ViewMetadata | DraftViewMetadata) -> Rendered:
     """A view card (spec: View Metadata): uuid, version, location, current SQL per dialect,
     current schema, versions, log and properties - each folded."""
+    return _view_card(md)
+
+
+@register(View, text_str=True)
+def view_repr(view: View) -> Rendered:
+    """The card of a :class:`View`: its name and metadata file, then the metadata's card."""
+    return _view_card(view.metadata, name=view.name, metadata_file=view.metadata_location)
+
+
+def _view_card(md: ViewMetadata | DraftViewMetadata, *, name: str | None = None,
+               metadata_file: str | None = None) -> Rendered:
     draft = isinstance(md, DraftViewMetadata)
     cur: ViewVersion | DraftViewVersion | None = md.version_by_id(md.current_version_id)
     schema_id = _current_schema_id(md)
@@ -203,6 +215,8 @@ def view_metadata_repr(md: ViewMetadata | DraftViewMetadata) -> Rendered:
         ("version log", fmt.count(len(md.version_log))),
         ("schemas", fmt.count(len(md.schemas))),
     ]
+    if metadata_file is not None:
+        pairs.insert(3, ("metadata file", fmt.cut(metadata_file)))
     if isinstance(md, ViewMetadata) and md.converted_from_draft:
         pairs.append(("converted", "from an early-draft document"))
     reps = _reps_fragment(cur.representations) if cur is not None else Rendered(
@@ -225,10 +239,14 @@ def view_metadata_repr(md: ViewMetadata | DraftViewMetadata) -> Rendered:
     if cur is not None and cur.summary:
         body += h.section("current version summary",
                           h.kv((k, h.esc(v)) for k, v in _summary_pairs(cur.summary)))
-    kind = "View metadata (draft)" if draft else "View metadata"
-    html = h.card(kind, fmt.file_name(md.location) or md.location,
-                  h.muted(f"version {md.current_version_id}"), body)
-    text = [f"{'DraftViewMetadata' if draft else 'ViewMetadata'} {md.location}",
+    kind = "View" if name is not None else (
+        "View metadata (draft)" if draft else "View metadata")
+    title = name if name is not None else (fmt.file_name(md.location) or md.location)
+    html = h.card(kind, title, h.muted(f"version {md.current_version_id}"), body)
+    head = (f"View {name}  (version {md.current_version_id} of {len(md.versions)})"
+            if name is not None else
+            f"{'DraftViewMetadata' if draft else 'ViewMetadata'} {md.location}")
+    text = [head,
             tx.kv(pairs, indent="  "),
             "  current SQL:\n" + tx.indent(reps.text, "    "),
             "  schema:\n" + tx.indent(schema_r.text, "    "),

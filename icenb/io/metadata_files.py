@@ -61,6 +61,11 @@ _EXTENSIONS = (".metadata.json", ".gz.metadata.json", ".metadata.json.gz")
 _EXT = r"(\.gz\.metadata\.json|\.metadata\.json\.gz|\.metadata\.json)"
 _HADOOP_NAME = re.compile(r"v(0|[1-9][0-9]*)" + _EXT)
 _METASTORE_NAME = re.compile(r"([0-9]+)-([^./]+)" + _EXT)
+# A filesystem catalog's view versions (icenb's layout, see catalog/filesystem.py): named so that
+# Java's HadoopCatalog, which takes any directory with ``*.metadata.json`` for a table, skips them.
+VIEW_VERSION_HINT = "view-version-hint.text"
+_VIEW_NAME = re.compile(r"v(0|[1-9][0-9]*)(\.gz)?\.view\.json")
+VIEW_EXTENSIONS = (".view.json", ".gz.view.json")
 _FILE_SUFFIX = re.compile(r"\.(json|gz)$", re.IGNORECASE)
 
 
@@ -100,6 +105,19 @@ def metastore_metadata_file_name(version: int, file_uuid: UUID | str, *, gzip: b
 
 
 # --------------------------------------------------------------------------- reading
+
+
+def view_file_name(version: int, *, gzip: bool = False) -> str:
+    """``v<N>.view.json`` or ``v<N>.gz.view.json``: a filesystem catalog's view version file."""
+    if version < 0:
+        raise ValidationError("view metadata version must not be negative", value=version)
+    return f"v{version}{VIEW_EXTENSIONS[1] if gzip else VIEW_EXTENSIONS[0]}"
+
+
+def parse_view_file_name(name: str) -> int | None:
+    """The version of a ``v<N>[.gz].view.json`` name; None for other names."""
+    m = _VIEW_NAME.fullmatch(name)
+    return None if m is None else int(m.group(1))
 
 
 def decode_metadata_bytes(data: bytes, location: str | None = None) -> bytes:
@@ -238,6 +256,7 @@ def _hadoop_file(metadata_dir: str, version: int, io: FileIO) -> str | None:
 def _current_by_listing(metadata_dir: str, io: FileIO) -> str:
     hadoop: dict[int, list[str]] = {}
     metastore: dict[int, list[str]] = {}
+    views: dict[int, str] = {}
     for entry in io.list_dir(metadata_dir):
         if entry.is_dir:
             continue
@@ -245,6 +264,10 @@ def _current_by_listing(metadata_dir: str, io: FileIO) -> str:
         if parsed is not None:
             target = hadoop if parsed.layout == "hadoop" else metastore
             target.setdefault(parsed.version, []).append(entry.name)
+        elif (view_version := parse_view_file_name(entry.name)) is not None:
+            views.setdefault(view_version, entry.name)
+    if views and not hadoop and not metastore:
+        return _current_view_file(metadata_dir, views, io)
     if hadoop and metastore:
         examples = [max(hadoop.items())[1][0], max(metastore.items())[1][0]]
         raise InvalidMetadata(
@@ -265,6 +288,17 @@ def _current_by_listing(metadata_dir: str, io: FileIO) -> str:
         return join_location(metadata_dir, names[0])
     raise NotFound("no metadata files (v<N>.metadata.json or <N>-<uuid>.metadata.json)",
                    file=metadata_dir)
+
+
+def _current_view_file(metadata_dir: str, views: dict[int, str], io: FileIO) -> str:
+    """A filesystem catalog's current view file: the view hint's version and any newer one
+    that exists, else (no usable hint) the highest version listed."""
+    version = _read_version_hint(join_location(metadata_dir, VIEW_VERSION_HINT), io)
+    if version is None or version not in views:
+        return join_location(metadata_dir, views[max(views)])
+    while version + 1 in views:
+        version += 1
+    return join_location(metadata_dir, views[version])
 
 
 # --------------------------------------------------------------------------- writing

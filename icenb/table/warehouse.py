@@ -56,7 +56,17 @@ from icenb.spec.types import (
     UUIDType,
     parse_type_string,
 )
+from icenb.spec.view_updates import new_view_metadata
 from icenb.table.table import Table
+from icenb.table.view import (
+    SPARK_DIALECT,
+    View,
+    derive_schema,
+    engine_version,
+    load_view,
+    now_ms,
+    view_representations,
+)
 
 __all__ = ["Warehouse", "parse_schema", "schema_from_arrow", "to_schema", "warehouse"]
 
@@ -424,6 +434,69 @@ class Warehouse:
     def drop_table(self, name: NamespaceLike, purge: bool = False) -> None:
         """Remove a table from the catalog; ``purge`` also deletes its files."""
         self._catalog.drop_table(name, purge=purge)
+
+    # ------------------------------------------------------------------ views
+
+    def create_view(self, name: NamespaceLike, sql: str | Mapping[str, str], *,
+                    dialect: str = SPARK_DIALECT, schema: Schema | pa.Schema | str | Any = None,
+                    default_namespace: Sequence[str] | None = None,
+                    default_catalog: str | None = None,
+                    properties: Mapping[str, str] | None = None,
+                    comment: str | None = None, spark: Any = None) -> View:
+        """Create a view (``AlreadyExists`` when a table or view has the name): ``sql`` in
+        ``dialect``, or ``{dialect: sql}`` for several representations.
+
+        Without ``schema`` the Spark SQL is analyzed on Spark (no rows are read) against this
+        warehouse's tables to derive it. ``default_namespace`` (how the SQL's one-part table
+        names resolve) defaults to the view's namespace. ``comment`` is stored as the view
+        property ``comment``, as Spark does. Everything is checked before anything is written.
+        """
+        ident = to_identifier(name)
+        if len(ident) < 2:
+            raise ValidationError("a view name needs a namespace (\"db.view\")",
+                                  field="name", value=name)
+        reps = view_representations(sql, dialect)
+        namespace = ident[:-1] if default_namespace is None else tuple(default_namespace)
+        if schema is None:
+            parsed = derive_schema(reps, self._table, namespace,
+                                   default_catalog, self._catalog, spark)
+        else:
+            parsed = to_schema(schema)
+        props = dict(properties or {})
+        if comment is not None:
+            props["comment"] = comment
+        self._ensure_namespace(ident[:-1])
+        metadata = new_view_metadata(self._catalog.default_view_location(ident), parsed, reps,
+                                     default_namespace=namespace,
+                                     default_catalog=default_catalog, properties=props,
+                                     timestamp_ms=now_ms(), engine_name="icenb",
+                                     engine_version=engine_version())
+        loaded = self._catalog.create_view(ident, metadata)
+        return View._from_loaded(loaded, self._catalog)
+
+    def view(self, name: NamespaceLike) -> View:
+        """The view ``name`` (``NoSuchView`` when there is none), writable."""
+        return load_view(self._catalog, name)
+
+    def views(self, namespace: NamespaceLike | None = None) -> list[str]:
+        """Names (``"db.recent"``) of the views in a namespace, or of every view."""
+        found = (self._catalog.all_views() if namespace is None
+                 else self._catalog.list_views(namespace))
+        return [".".join(ident) for ident in found]
+
+    def drop_view(self, name: NamespaceLike) -> None:
+        """Remove a view from the catalog (its metadata files are deleted, as Java does)."""
+        self._catalog.drop_view(name, purge=True)
+
+    def rename_view(self, name: NamespaceLike, new_name: NamespaceLike) -> View:
+        """Give a view another name (``AlreadyExists`` when a table or view has it)."""
+        self._catalog.rename_view(name, new_name)
+        return self.view(new_name)
+
+    def register_view(self, name: NamespaceLike, metadata_location: str) -> View:
+        """Add an existing view to the catalog by its metadata file."""
+        return View._from_loaded(self._catalog.register_view(name, metadata_location),
+                                 self._catalog)
 
     def __repr__(self) -> str:
         return f"Warehouse({self.location!r})"
