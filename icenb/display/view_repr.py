@@ -28,6 +28,7 @@ from icenb.spec.view_metadata import (
     ViewVersion,
 )
 from icenb.table.view import View
+from icenb.table.view_diff import DialectChange, ViewVersionDiff
 
 __all__ = ["SQL_LIMIT", "sql_fragment", "view_metadata_repr", "view_version_repr"]
 
@@ -254,3 +255,68 @@ def _view_card(md: ViewMetadata | DraftViewMetadata, *, name: str | None = None,
     if md.properties:
         text.append("  properties:\n" + tx.indent(props_r.text, "  "))
     return Rendered(html, "\n".join(text))
+
+
+# --------------------------------------------------------------------------- version diff
+
+
+def _diff_html(lines: tuple[str, ...]) -> str:
+    """A unified diff with added lines green and removed lines red (escaped, not cut)."""
+    out = []
+    for line in lines:
+        if line.startswith(("+++", "---")):
+            out.append(h.muted(line))
+        elif line.startswith("+"):
+            out.append(f'<span class="icenb-b-added">{h.esc(line, 100_000)}</span>')
+        elif line.startswith("-"):
+            out.append(f'<span class="icenb-b-deleted">{h.esc(line, 100_000)}</span>')
+        elif line.startswith("@@"):
+            out.append(h.muted(line))
+        else:
+            out.append(h.esc(line, 100_000))
+    return "<pre>" + "\n".join(out) + "</pre>"
+
+
+def _dialect_summary(d: DialectChange) -> str:
+    if d.sql_a is None:
+        return "added"
+    if d.sql_b is None:
+        return "removed"
+    return "changed" if d.changed else "unchanged"
+
+
+@register(ViewVersionDiff)
+def view_version_diff_repr(diff: ViewVersionDiff) -> Rendered:
+    """Two view versions compared: SQL per dialect as a diff, columns, defaults."""
+    a, b = diff.a.version_id, diff.b.version_id
+    col_rows = [[c.kind, c.name, c.before or "", c.after or ""] for c in diff.columns]
+    headers = ["change", "column", f"version {a}", f"version {b}"]
+    html_parts = []
+    text_parts = [f"View {diff.view_name}: version {a} -> {b}"
+                  + (" (no difference)" if diff.same else "")]
+    for d in diff.dialects:
+        state = _dialect_summary(d)
+        if d.changed and d.sql_a is not None and d.sql_b is not None:
+            body = _diff_html(d.diff)
+            text = "\n".join(d.diff)
+        else:
+            body = h.pre(d.sql_b or d.sql_a or "")
+            text = d.sql_b or d.sql_a or ""
+        html_parts.append(h.section(f"SQL [{d.dialect}]", body, open=d.changed, count=state))
+        text_parts.append(f"  SQL [{d.dialect}] {state}:\n" + tx.indent(text, "    "))
+    if col_rows:
+        html_parts.append(h.section("columns", h.table(headers, col_rows), open=True,
+                                    count=fmt.plural(len(col_rows), "change")))
+        text_parts.append("  columns:\n" + tx.indent(tx.table(headers, col_rows), "    "))
+    else:
+        html_parts.append(h.muted("same columns"))
+        text_parts.append("  same columns")
+    if diff.defaults:
+        rows = [list(x) for x in diff.defaults]
+        dh = ["default", f"version {a}", f"version {b}"]
+        html_parts.append(h.section("defaults", h.table(dh, rows), open=True))
+        text_parts.append("  defaults:\n" + tx.indent(tx.table(dh, rows), "    "))
+    sub = h.muted("no difference" if diff.same else
+                  f"schema {diff.a.schema_id} -> {diff.b.schema_id}")
+    html = h.card("View versions", f"{diff.view_name}: {a} → {b}", sub, "".join(html_parts))
+    return Rendered(html, "\n".join(text_parts))

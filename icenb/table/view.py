@@ -36,6 +36,7 @@ from icenb.spec.view_updates import (
 )
 from icenb.table.history import ViewVersionLog, view_version_log
 from icenb.table.table import Table, open_table, timestamp_to_ms
+from icenb.table.view_diff import ViewVersionDiff, diff_view_versions
 
 __all__ = ["SPARK_DIALECT", "View", "derive_schema", "load_view", "open_location", "open_view",
            "view_representations"]
@@ -183,6 +184,11 @@ class View:
                            f"SQL (dialects: {', '.join(v.dialects) or 'none'})",
                            file=self._metadata_location, field="dialect", value=dialect)
         return sql
+
+    def compare(self, a: int, b: int | None = None) -> ViewVersionDiff:
+        """What changed from version ``a`` to version ``b`` (default: current): SQL per
+        dialect as a unified diff, columns by name, default catalog and namespace."""
+        return diff_view_versions(self._metadata, self.version(a), self.version(b), self.name)
 
     # ------------------------------------------------------------------ reading rows
 

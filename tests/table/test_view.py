@@ -250,3 +250,27 @@ def test_appendix_a_of_the_draft_spec(wh: Warehouse) -> None:
     assert v.properties["comment"] == "View captures count of the data from the table"
     assert [s.schema_id for s in v.metadata.schemas] == [0, 1]
     assert v.version(1).sql_for("spark") == "SELECT * FROM base_tab"
+
+
+def test_compare_two_versions(wh: Warehouse) -> None:
+    v = wh.create_view("db.v", "SELECT c1, c2\nFROM base_tab\nWHERE c1 > 0",
+                       schema="c1 int, c2 string")
+    v.replace({"spark": "SELECT c2, count(*) AS n\nFROM base_tab\nWHERE c1 > 0\nGROUP BY c2",
+               "trino": "SELECT c2, count(*) AS n FROM db.base_tab GROUP BY 1"},
+              schema="c2 string not null, n long not null")
+    d = v.compare(1, 2)
+    assert d == v.compare(1)  # b defaults to the current version
+    spark, trino = d.dialects
+    assert spark.dialect == "spark" and spark.changed
+    assert "-SELECT c1, c2" in spark.diff and "+GROUP BY c2" in spark.diff
+    assert " FROM base_tab" in spark.diff  # context kept
+    assert trino.sql_a is None and trino.sql_b is not None
+    changes = {(c.kind, c.name): (c.before, c.after) for c in d.columns}
+    assert changes == {("added", "n"): (None, "long"), ("removed", "c1"): ("int?", None),
+                       ("nullability", "c2"): ("optional", "required")}
+    assert not d.same and v.compare(2, 2).same
+    r = mimebundle(d)
+    assert "icenb-b-added\">+GROUP BY c2" in r["text/html"]
+    assert r["text/plain"].startswith("View db.v: version 1 -> 2")
+    with pytest.raises(NotFound):
+        v.compare(1, 9)
