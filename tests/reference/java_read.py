@@ -144,6 +144,7 @@ def run_batch(read: Read, argv: list[str] | None = None, *, warehouse_arg: bool 
     os.environ["TZ"] = "UTC"
     time.tzset()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from batch import run_each
     from refspark import spark_session
 
     results: list[dict[str, Any]] = []
@@ -152,14 +153,7 @@ def run_batch(read: Read, argv: list[str] | None = None, *, warehouse_arg: bool 
                      else os.path.join(scratch, "wh"))
         spark = spark_session(warehouse, scratch)
         try:
-            for request in requests:
-                started = time.perf_counter()
-                try:
-                    result = read(spark, request)
-                except Exception as e:  # report it and go on with the batch
-                    result = _error(e)
-                result["seconds"] = round(time.perf_counter() - started, 3)
-                results.append(result)
+            results = run_each(requests, lambda request: read(spark, request), _error)
         finally:
             spark.stop()
     with open(args.output, "w", encoding="utf-8") as f:

@@ -32,14 +32,6 @@ import time
 from typing import Any
 
 
-def _error(exc: Exception) -> dict[str, Any]:
-    java = getattr(exc, "java_exception", None)
-    if java is None:
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}", "error_class": "python"}
-    return {"ok": False, "error": str(java.getMessage()),
-            "error_class": str(java.getClass().getName())}
-
-
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -137,7 +129,9 @@ class JavaUpdates:
         try:
             return handler(r)
         except Exception as exc:  # report it and go on with the batch
-            return _error(exc)
+            from batch import java_error  # beside this script, as refspark
+
+            return java_error(exc)
 
 
 def main(argv: list[str] | None = None) -> int:

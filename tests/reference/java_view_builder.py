@@ -29,14 +29,6 @@ import time
 from typing import Any
 
 
-def _error(exc: Exception) -> dict[str, Any]:
-    java = getattr(exc, "java_exception", None)
-    if java is None:
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}", "error_class": "python"}
-    return {"ok": False, "error": str(java.getMessage()),
-            "error_class": str(java.getClass().getName())}
-
-
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -98,7 +90,9 @@ class JavaViewBuilder:
             return {"ok": True, "metadata": json.loads(view.ViewMetadataParser.toJson(md)),
                     "clock": [before, after]}
         except Exception as exc:  # report it and go on with the batch
-            return _error(exc)
+            from batch import java_error  # beside this script, as refspark
+
+            return java_error(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,14 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", required=True)
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
-    with open(args.requests, encoding="utf-8") as f:
-        doc = json.load(f)
-    requests = doc["requests"] if isinstance(doc, dict) else doc
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from batch import read_requests, write_results
+
     tool = JavaViewBuilder()
-    results = [tool.run(r) for r in requests]
-    with open(args.output, "w", encoding="utf-8") as f:
-        json.dump({"results": results}, f)
+    write_results(args.output, [tool.run(r) for r in read_requests(args.requests)])
     return 0
 
 
