@@ -268,8 +268,8 @@ class View:
         """Add a version and make it current (``CREATE OR REPLACE VIEW``): ``sql`` in
         ``dialect``, or ``{dialect: sql}`` for several. An equivalent existing version is
         reused (its id comes back into the log). ``schema`` defaults to what Spark derives from
-        the Spark SQL (else a Schema, DDL string, Arrow or Spark schema, as for tables); the
-        defaults to the current version's namespace and catalog.
+        the Spark SQL (else a Schema, DDL string, Arrow or Spark schema, as for tables);
+        ``default_namespace`` and ``default_catalog`` default to the current version's.
 
         A replace that drops a dialect the current version has is refused unless the view
         property ``replace.drop-dialect.allowed`` is true.

@@ -274,3 +274,24 @@ def test_compare_two_versions(wh: Warehouse) -> None:
     assert r["text/plain"].startswith("View db.v: version 1 -> 2")
     with pytest.raises(NotFound):
         v.compare(1, 9)
+
+
+def test_a_commit_that_lost_a_race_is_reapplied(wh: Warehouse) -> None:
+    first = wh.create_view("db.v", "SELECT c1 FROM base_tab", schema="c1 int")
+    second = wh.view("db.v")  # the same view, loaded before the next commit
+    first.replace("SELECT c2 FROM base_tab", schema="c2 string")
+    second.replace("SELECT c1, c2 FROM base_tab", schema=SCHEMA)  # from a stale base
+    assert second.current_version_id == 3
+    assert [e.version_id for e in second.version_log] == [1, 2, 3]
+    assert wh.view("db.v").metadata == second.metadata
+    # `first` is stale too: its property change is re-applied on the new state, which then
+    # keeps only the current version 3
+    first.update_properties({"version.history.num-entries": "1"})
+    assert [x.version_id for x in first.versions] == [3]
+    # `second` still has version 1 in memory; on the refreshed view it is gone: the rollback
+    # raises and writes nothing
+    before = files_under(Path(wh.location))
+    with pytest.raises(NotFound):
+        second.rollback_to(1)
+    assert files_under(Path(wh.location)) == before
+    assert [x.version_id for x in second.versions] == [3]
