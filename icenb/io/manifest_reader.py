@@ -62,6 +62,7 @@ __all__ = [
     "DecodedManifest",
     "LiveFiles",
     "ManifestCache",
+    "concat_entry_tables",
     "live_data_files",
     "read_manifest_entries",
     "read_manifest_list",
@@ -359,11 +360,15 @@ def read_manifest_entries(
     projection: tuple[str, ...] | None = None
     if columns is not None:
         projection = tuple(sorted({*columns, *_INHERITANCE_COLUMNS}))
-    tables = _decode(io, manifests, projection, cache, max_workers)
+    return concat_entry_tables(_decode(io, manifests, projection, cache, max_workers))
+
+
+def concat_entry_tables(tables: Sequence[pa.Table]) -> pa.Table:
+    """Entry tables (a chunk each) as one, ``data_file.partition`` unified across specs (see
+    the module docstring); an empty table with the basic columns when there are none."""
     if not tables:
         return _empty_entries()
-    tables = _unify_partitions(tables)
-    return pa.concat_tables(tables, promote_options="permissive")
+    return pa.concat_tables(_unify_partitions(list(tables)), promote_options="permissive")
 
 
 def _empty_entries() -> pa.Table:

@@ -43,6 +43,7 @@ from icenb.spec._json_fields import (
 )
 
 __all__ = [
+    "ROOT_MANIFEST_KEY",
     "BlobMetadata",
     "EncryptedKey",
     "MetadataLogEntry",
@@ -73,6 +74,9 @@ __all__ = [
 ]
 
 MAIN_BRANCH = "main"
+#: The snapshot field naming a format-version 4 snapshot's root manifest (EXPERIMENTAL: the
+#: single-file-commits proposal leaves the name open; icenb's choice, docs/v4-layout.md s. 5).
+ROOT_MANIFEST_KEY = "root-manifest"
 
 
 # --------------------------------------------------------------------------- JSON helpers
@@ -252,7 +256,9 @@ class Snapshot:
     ``sequence_number`` is 0 for v1 snapshots (Appendix E, "Reading v1 metadata for v2").
     ``manifests`` is only for v1 snapshots without a manifest list. ``first_row_id`` and
     ``added_rows`` are v3 row lineage (spec: "Snapshot Row IDs"); ``key_id`` names the
-    encryption key of the manifest list's key metadata (v3).
+    encryption key of the manifest list's key metadata (v3). ``root_manifest`` is the one root
+    manifest of an EXPERIMENTAL format-version 4 snapshot (single-file-commits proposal: "Every
+    snapshot has exactly one Root Manifest"), which then has no manifest list.
     """
 
     snapshot_id: int
@@ -266,6 +272,7 @@ class Snapshot:
     first_row_id: int | None = None
     added_rows: int | None = None
     key_id: str | None = None
+    root_manifest: str | None = None
 
     def __post_init__(self) -> None:
         _check_long(self.snapshot_id, "snapshot_id")
@@ -280,6 +287,14 @@ class Snapshot:
             if self.manifest_list is not None:
                 raise ValidationError("a snapshot has either a manifest list or manifests, "
                                       "not both", field="manifests")
+        if self.root_manifest is not None:
+            if not isinstance(self.root_manifest, str) or not self.root_manifest:
+                raise ValidationError("root_manifest must be a non-empty string",
+                                      field="root_manifest", value=self.root_manifest)
+            if self.manifest_list is not None or self.manifests is not None:
+                raise ValidationError("a v4 snapshot has one root manifest and no manifest "
+                                      "list (docs/v4-layout.md, section 5)",
+                                      field="root_manifest", value=self.root_manifest)
         if self.first_row_id is not None and self.added_rows is None:
             raise ValidationError("added_rows is required when first_row_id is set",
                                   field="added_rows")
@@ -311,6 +326,8 @@ def _snapshot_fast(obj: dict[str, Any]) -> Snapshot | None:
     first_row_id = get("first-row-id")
     added_rows = get("added-rows")
     key_id = get("key-id")
+    if ROOT_MANIFEST_KEY in obj:
+        return None
     if not (is_long(sid) and is_long(ts) and type(manifest_list) is str
             and (parent is None or is_long(parent))
             and (seq is None or (is_long(seq) and seq >= 0))
@@ -336,7 +353,7 @@ def _snapshot_fast(obj: dict[str, Any]) -> Snapshot | None:
         snapshot_id=sid, timestamp_ms=ts, parent_snapshot_id=parent,
         sequence_number=seq or 0, manifest_list=manifest_list, manifests=None,
         summary=summary, schema_id=schema_id, first_row_id=first_row_id,
-        added_rows=added_rows, key_id=key_id,
+        added_rows=added_rows, key_id=key_id, root_manifest=None,
     )
     return snap
 
@@ -345,8 +362,9 @@ def snapshot_from_json(obj: Any, *, format_version: int = 2, where: str = "") ->
     """Parse a snapshot object (Appendix C); defaults per Appendix E for older versions.
 
     ``sequence-number`` defaults to 0 (v1 snapshots, also in upgraded v2/v3 tables);
-    ``manifest-list`` is used when present, else the v1 ``manifests`` list is required.
-    The same reading rules apply to every ``format_version`` (as in Iceberg Java).
+    ``manifest-list`` is used when present, else the v1 ``manifests`` list is required. A
+    ``root-manifest`` (EXPERIMENTAL v4) replaces both and is refused below ``format_version`` 4.
+    Otherwise the same reading rules apply to every ``format_version`` (as Iceberg Java).
     """
     if type(obj) is dict:
         fast = _snapshot_fast(obj)
@@ -365,7 +383,21 @@ def snapshot_from_json(obj: Any, *, format_version: int = 2, where: str = "") ->
                                                                  field_path(where, "summary"))
     manifest_list = opt_str(obj, "manifest-list", where)
     manifests: tuple[str, ...] | None = None
-    if manifest_list is None:
+    root_manifest = opt_str(obj, ROOT_MANIFEST_KEY, where)
+    if root_manifest is not None:
+        # EXPERIMENTAL v4 (docs/v4-layout.md, section 5): one root, no manifest list.
+        if format_version < 4:
+            raise InvalidMetadata(f"only format version 4 snapshots have a root manifest "
+                                  f"(this table is v{format_version})",
+                                  field=field_path(where, ROOT_MANIFEST_KEY), value=root_manifest)
+        for old in ("manifest-list", "manifests"):
+            if obj.get(old) is not None:
+                raise InvalidMetadata(f"a v4 snapshot has one root manifest and no {old}",
+                                      field=field_path(where, old), value=obj[old])
+        if not root_manifest:
+            raise InvalidMetadata("a v4 snapshot's root manifest must be a location",
+                                  field=field_path(where, ROOT_MANIFEST_KEY), value=root_manifest)
+    elif manifest_list is None:
         if "manifests" not in obj:
             raise InvalidMetadata("missing required field (a snapshot needs manifest-list, or "
                                   "manifests in v1)", field=field_path(where, "manifest-list"))
@@ -397,6 +429,7 @@ def snapshot_from_json(obj: Any, *, format_version: int = 2, where: str = "") ->
         first_row_id=first_row_id,
         added_rows=added_rows,
         key_id=key_id,
+        root_manifest=root_manifest,
     )
 
 
@@ -415,7 +448,13 @@ def snapshot_to_json(snapshot: Snapshot, format_version: int = 2) -> dict[str, A
     out["timestamp-ms"] = snapshot.timestamp_ms
     if snapshot.summary is not None:
         out["summary"] = summary_to_json(snapshot.summary)
-    if snapshot.manifest_list is not None:
+    if snapshot.root_manifest is not None:
+        if format_version < 4:
+            raise ValidationError(f"only format version 4 snapshots have a root manifest "
+                                  f"(writing v{format_version})", field="root_manifest",
+                                  value=snapshot.root_manifest)
+        out[ROOT_MANIFEST_KEY] = snapshot.root_manifest
+    elif snapshot.manifest_list is not None:
         out["manifest-list"] = snapshot.manifest_list
     else:
         out["manifests"] = list(snapshot.manifests or ())

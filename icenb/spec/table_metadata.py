@@ -1,4 +1,10 @@
-"""Table metadata (format versions 1 to 3): model, JSON reading/writing, history lookups.
+"""Table metadata (format versions 1 to 3, and EXPERIMENTAL 4): model, JSON reading/writing,
+history lookups.
+
+Format version 4 is the unadopted *single-file commits* proposal
+(``shared/specs/v4-single-file-commits.txt``; icenb's choices in ``docs/v4-layout.md``): the
+table fields are v3's, and a snapshot points to one ``root-manifest`` instead of a manifest list
+(snapshots from before an upgrade keep theirs). No engine reads such tables.
 
 Spec sections: "Table Metadata", "Table Metadata Fields", "Snapshots", "Snapshot References",
 "Table Statistics", "Partition Statistics", "Encryption Keys", Appendix C "Table Metadata and
@@ -98,6 +104,7 @@ except ImportError:  # pragma: no cover - orjson is optional; the stdlib parser 
 
 __all__ = [
     "MAX_FORMAT_VERSION",
+    "MAX_WRITE_FORMAT_VERSION",
     "LazySequence",
     "TableMetadata",
     "table_metadata_from_json",
@@ -105,8 +112,11 @@ __all__ = [
     "to_json_string",
 ]
 
-#: Highest table format version this module reads and writes.
-MAX_FORMAT_VERSION = 3
+#: Highest table format version this module reads and writes. 4 is EXPERIMENTAL: the
+#: single-file-commits proposal (docs/v4-layout.md), not an adopted Iceberg version.
+MAX_FORMAT_VERSION = 4
+#: Highest format version icenb's commit procedures create or upgrade to (v4 commits: not yet).
+MAX_WRITE_FORMAT_VERSION = 3
 
 T = TypeVar("T")
 
@@ -346,6 +356,11 @@ class TableMetadata:
                 raise InvalidMetadata("duplicate snapshot id", field=f"snapshots[{i}].snapshot-id",
                                       value=snap.snapshot_id)
             seen.add(snap.snapshot_id)
+            if snap.root_manifest is not None and self.format_version < 4:
+                raise InvalidMetadata(f"only format version 4 snapshots have a root manifest "
+                                      f"(this table is v{self.format_version})",
+                                      field=f"snapshots[{i}].root-manifest",
+                                      value=snap.root_manifest)
             if self.format_version >= 2 and snap.sequence_number > self.last_sequence_number:
                 raise InvalidMetadata(
                     f"snapshot sequence number is greater than last-sequence-number "
@@ -590,7 +605,8 @@ def table_metadata_from_json(
 
     ``file`` (the metadata file's location) is named in every error. Malformed JSON raises
     ``CorruptFile``; a missing required field or a wrong JSON type raises ``InvalidMetadata``
-    naming the field; a format version other than 1 to 3 raises ``UnsupportedVersion``.
+    naming the field; a format version other than 1 to 4 (4: EXPERIMENTAL) raises
+    ``UnsupportedVersion``.
     ``strict=True`` also parses and checks the lazy parts now (see ``TableMetadata.validate``).
     A mapping is used as is (its lists back the lazy parts): do not modify it afterwards.
     """
@@ -737,8 +753,12 @@ def _parse_snapshot_v3(obj: Any, where: str) -> Snapshot:
     return snapshot_from_json(obj, format_version=3, where=where)
 
 
+def _parse_snapshot_v4(obj: Any, where: str) -> Snapshot:
+    return snapshot_from_json(obj, format_version=4, where=where)
+
+
 _SNAPSHOT_PARSERS: dict[int, Callable[[Any, str], Snapshot]] = {
-    1: _parse_snapshot_v1, 2: _parse_snapshot_v2, 3: _parse_snapshot_v3,
+    1: _parse_snapshot_v1, 2: _parse_snapshot_v2, 3: _parse_snapshot_v3, 4: _parse_snapshot_v4,
 }
 
 

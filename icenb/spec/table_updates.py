@@ -94,7 +94,7 @@ from icenb.spec.sort_order import (
     sort_order_from_json,
     sort_order_to_json,
 )
-from icenb.spec.table_metadata import MAX_FORMAT_VERSION, TableMetadata
+from icenb.spec.table_metadata import MAX_WRITE_FORMAT_VERSION, TableMetadata
 from icenb.spec.types import (
     IcebergType,
     ListType,
@@ -323,10 +323,10 @@ def new_table_metadata(
                                   value=version_prop)
         format_version = prop_version
     version = DEFAULT_FORMAT_VERSION if format_version is None else format_version
-    if type(version) is not int or not 1 <= version <= MAX_FORMAT_VERSION:
+    if type(version) is not int or not 1 <= version <= MAX_WRITE_FORMAT_VERSION:
         raise UnsupportedVersion(f"cannot create a table of format version {version!r} (icenb "
-                                 f"writes 1 to {MAX_FORMAT_VERSION})", field="format-version",
-                                 value=version)
+                                 f"writes 1 to {MAX_WRITE_FORMAT_VERSION})",
+                                 field="format-version", value=version)
     table_location = _check_location(location)
     persisted = {_PARQUET_COMPRESSION: "zstd"}
     persisted.update({k: v for k, v in props.items() if k not in RESERVED_PROPERTIES})
@@ -1154,9 +1154,10 @@ class _Builder:
 
     def upgrade_format_version(self, u: UpgradeFormatVersion) -> None:
         v = u.format_version
-        if type(v) is not int or v > MAX_FORMAT_VERSION:
+        if type(v) is not int or v > MAX_WRITE_FORMAT_VERSION:
             raise UnsupportedVersion(f"cannot upgrade to format version {v!r} (icenb writes 1 "
-                                     f"to {MAX_FORMAT_VERSION})", field="format-version", value=v)
+                                     f"to {MAX_WRITE_FORMAT_VERSION})", field="format-version",
+                                     value=v)
         if v < self.format_version:
             raise ValidationError(f"cannot downgrade a v{self.format_version} table "
                                   "(spec: Appendix E)", field="format-version", value=v)

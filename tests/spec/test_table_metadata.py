@@ -327,7 +327,7 @@ def test_nested_errors_carry_the_file_and_path() -> None:
     assert (e.value.file, e.value.field) == (FILE, "refs.dev.type")
 
 
-@pytest.mark.parametrize("version", [99, 4, 0, -1])
+@pytest.mark.parametrize("version", [99, 5, 0, -1])
 def test_unsupported_format_version(version: int) -> None:
     with pytest.raises(UnsupportedVersion) as e:
         load(v2_doc() | {"format-version": version})
