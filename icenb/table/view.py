@@ -369,7 +369,8 @@ def open_location(location: str | os.PathLike[str], *, io: FileIO | None = None,
     file = find_current_metadata(os.fspath(location), io)
     if _is_view_document(read_metadata_json(file, io)):
         return View(load_view_metadata_file(file, io), io, metadata_location=file)
-    return open_table(file, io=io, relocate=relocate)
+    # the location as given: a table opened from its directory refreshes to newer files
+    return open_table(location, io=io, relocate=relocate)
 
 
 def _is_view_document(data: bytes) -> bool:

@@ -311,8 +311,9 @@ def test_refresh_finds_the_new_metadata_file(java_tables: JavaTables, tmp_path: 
 
 
 def test_top_level_exports() -> None:
-    assert icenb.open is icenb.table.open_table
-    assert icenb.Table is Table
+    # icenb.open opens a table or a view (issue 6): the location decides which
+    assert icenb.open is icenb.table.open_location
+    assert icenb.Table is Table and icenb.View is icenb.table.View
     assert icenb.__version__
     assert callable(open) and open is not icenb.open  # the builtin is untouched
 
