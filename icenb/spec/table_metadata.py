@@ -104,6 +104,7 @@ except ImportError:  # pragma: no cover - orjson is optional; the stdlib parser 
 
 __all__ = [
     "MAX_FORMAT_VERSION",
+    "MAX_UPGRADE_FORMAT_VERSION",
     "MAX_WRITE_FORMAT_VERSION",
     "LazySequence",
     "TableMetadata",
@@ -115,8 +116,11 @@ __all__ = [
 #: Highest table format version this module reads and writes. 4 is EXPERIMENTAL: the
 #: single-file-commits proposal (docs/v4-layout.md), not an adopted Iceberg version.
 MAX_FORMAT_VERSION = 4
-#: Highest format version icenb's commit procedures create or upgrade to (v4 commits: not yet).
-MAX_WRITE_FORMAT_VERSION = 3
+#: Highest format version icenb creates tables of. 4 is EXPERIMENTAL (docs/v4-layout.md): only
+#: appends commit to it so far, and upgrading to it is refused (MAX_UPGRADE_FORMAT_VERSION).
+MAX_WRITE_FORMAT_VERSION = 4
+#: Highest format version a table can be upgraded to (the v3 -> v4 upgrade: not yet).
+MAX_UPGRADE_FORMAT_VERSION = 3
 
 T = TypeVar("T")
 

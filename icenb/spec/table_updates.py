@@ -94,7 +94,11 @@ from icenb.spec.sort_order import (
     sort_order_from_json,
     sort_order_to_json,
 )
-from icenb.spec.table_metadata import MAX_WRITE_FORMAT_VERSION, TableMetadata
+from icenb.spec.table_metadata import (
+    MAX_UPGRADE_FORMAT_VERSION,
+    MAX_WRITE_FORMAT_VERSION,
+    TableMetadata,
+)
 from icenb.spec.types import (
     IcebergType,
     ListType,
@@ -311,7 +315,8 @@ def new_table_metadata(
     1000, sort order 1 (0 when unsorted). ``format_version`` defaults to the
     ``format-version`` property, else 2 (both given must agree). Reserved properties are
     dropped; ``write.parquet.compression-codec`` defaults to ``zstd`` (as Java since 1.4).
-    ``last-sequence-number`` is 0 and, in v3, ``next-row-id`` 0.
+    ``last-sequence-number`` is 0 and, in v3, ``next-row-id`` 0. Format version 4 is
+    EXPERIMENTAL (single-file-commits proposal, docs/v4-layout.md): created like v3.
     """
     props = _check_properties(properties or {})
     version_prop = props.get("format-version")
@@ -1154,10 +1159,10 @@ class _Builder:
 
     def upgrade_format_version(self, u: UpgradeFormatVersion) -> None:
         v = u.format_version
-        if type(v) is not int or v > MAX_WRITE_FORMAT_VERSION:
-            raise UnsupportedVersion(f"cannot upgrade to format version {v!r} (icenb writes 1 "
-                                     f"to {MAX_WRITE_FORMAT_VERSION})", field="format-version",
-                                     value=v)
+        if type(v) is not int or (v > MAX_UPGRADE_FORMAT_VERSION and v != self.format_version):
+            raise UnsupportedVersion(f"cannot upgrade to format version {v!r} (icenb upgrades "
+                                     f"to at most {MAX_UPGRADE_FORMAT_VERSION})",
+                                     field="format-version", value=v)
         if v < self.format_version:
             raise ValidationError(f"cannot downgrade a v{self.format_version} table "
                                   "(spec: Appendix E)", field="format-version", value=v)

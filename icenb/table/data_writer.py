@@ -1084,8 +1084,8 @@ def write_data_files(
     UUID per write) and placed by ``location_provider``. Nothing is written when validation
     fails; files already written are deleted when a later write fails.
     """
-    if format_version not in (1, 2, 3):
-        raise ValidationError("format version must be 1, 2 or 3", field="format-version",
+    if format_version not in (1, 2, 3, 4):  # 4: as 3 (EXPERIMENTAL)
+        raise ValidationError("format version must be 1 to 4", field="format-version",
                               value=format_version)
     options = ParquetWriteOptions.from_properties(properties)
     spec.validate(schema)
@@ -1203,8 +1203,8 @@ class RollingDataWriter:
                  format_version: int, partition_id: int = 0, task_id: int = 0,
                  operation_id: str | None = None, fanout: bool = True,
                  buffer_bytes: int = DEFAULT_WRITE_BUFFER_BYTES) -> None:
-        if format_version not in (1, 2, 3):
-            raise ValidationError("format version must be 1, 2 or 3", field="format-version",
+        if format_version not in (1, 2, 3, 4):  # 4: as 3 (EXPERIMENTAL)
+            raise ValidationError("format version must be 1 to 4", field="format-version",
                                   value=format_version)
         self._options = ParquetWriteOptions.from_properties(properties)
         spec.validate(schema)

@@ -36,7 +36,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icenb.catalog import Catalog, Identifier, LoadedTable
-from icenb.errors import CommitConflict, CommitStateUnknown, IcebergError, ValidationError
+from icenb.errors import (
+    CommitConflict,
+    CommitStateUnknown,
+    IcebergError,
+    UnsupportedFeature,
+    ValidationError,
+)
 from icenb.io.file_io import FileIO, join_location
 from icenb.io.manifest_reader import read_manifest_list
 from icenb.io.manifest_writer import write_manifest, write_manifest_list
@@ -306,6 +312,17 @@ def _add_totals(summary: dict[str, str], parent: Snapshot | None,
 # --------------------------------------------------------------------------- producers
 
 
+@dataclass(frozen=True)
+class _Tree:
+    """The top metadata file an attempt wrote: a manifest list (v1-v3) or a root manifest
+    (v4), and the row-id range it assigned (v3+)."""
+
+    manifest_list: str | None = None
+    root_manifest: str | None = None
+    first_row_id: int | None = None
+    added_rows: int | None = None
+
+
 @dataclass
 class _Attempt:
     """What one commit attempt asks of the catalog."""
@@ -416,19 +433,9 @@ class SnapshotProducer(ABC):
         parent = self._parent(base)
         ref = base.refs.get(self._branch)
         snapshot_id = self._snapshot_id_for(base)
-        manifests = self._manifests(base, parent)
         version = base.format_version
         sequence_number = base.last_sequence_number + 1 if version >= 2 else 0
-        list_location = join_location(
-            metadata_dir(base), f"snap-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")
-        files.append(list_location)
-        info = write_manifest_list(
-            self._io, list_location, manifests, format_version=version,
-            snapshot_id=snapshot_id,
-            parent_snapshot_id=None if parent is None else parent.snapshot_id,
-            sequence_number=sequence_number,
-            first_row_id=base.next_row_id if version >= 3 else None,
-            properties=base.properties)
+        tree = self._write_tree(base, parent, snapshot_id, sequence_number, attempt, files)
         summary = {**self._snapshot_properties, **self._summary(base, parent),
                    ENGINE_NAME: "icenb"}
         snapshot = Snapshot(
@@ -436,11 +443,12 @@ class SnapshotProducer(ABC):
             timestamp_ms=max(int(time.time() * 1000), base.last_updated_ms),
             parent_snapshot_id=None if parent is None else parent.snapshot_id,
             sequence_number=sequence_number,
-            manifest_list=list_location,
+            manifest_list=tree.manifest_list,
             summary=Summary(self.operation(), summary),
             schema_id=base.current_schema_id,
-            first_row_id=info.first_row_id if version >= 3 else None,
-            added_rows=info.added_rows if version >= 3 else None,
+            first_row_id=tree.first_row_id if version >= 3 else None,
+            added_rows=tree.added_rows if version >= 3 else None,
+            root_manifest=tree.root_manifest,
         )
         expected = (ref.snapshot_id if ref is not None else
                     base.current_snapshot_id if self._branch == MAIN_BRANCH else None)
@@ -451,6 +459,30 @@ class SnapshotProducer(ABC):
         return _Attempt(
             updates=[AddSnapshot(snapshot), set_ref],
             requirements=[AssertRefSnapshotId(self._branch, expected)])
+
+    def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
+                    sequence_number: int, attempt: int, files: list[str]) -> _Tree:
+        """Write this attempt's top metadata file (its location goes to ``files``): the
+        manifest list of :meth:`_manifests` (format versions 1-3). v4 producers override this;
+        the others refuse a v4 table (``UnsupportedFeature``)."""
+        version = base.format_version
+        if version >= 4:
+            raise UnsupportedFeature(
+                f"{self.operation()!r} is not implemented for EXPERIMENTAL format-version 4 "
+                "tables yet (docs/v4-layout.md)", field="format-version", value=version)
+        manifests = self._manifests(base, parent)
+        list_location = join_location(
+            metadata_dir(base), f"snap-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")
+        files.append(list_location)
+        info = write_manifest_list(
+            self._io, list_location, manifests, format_version=version,
+            snapshot_id=snapshot_id,
+            parent_snapshot_id=None if parent is None else parent.snapshot_id,
+            sequence_number=sequence_number,
+            first_row_id=base.next_row_id if version >= 3 else None,
+            properties=base.properties)
+        return _Tree(manifest_list=list_location, first_row_id=info.first_row_id,
+                     added_rows=info.added_rows)
 
     def _delete(self, locations: Iterable[str]) -> None:
         for location in locations:

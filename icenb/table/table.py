@@ -59,6 +59,7 @@ from icenb.table.metadata_graph import (
 from icenb.table.metadata_tree import MetadataTree, build_metadata_tree
 from icenb.table.scan import Scan, _short
 from icenb.table.snapshot_producer import FastAppend, commit_snapshot, refresh_on_error
+from icenb.table.v4_producer import V4Append
 
 __all__ = ["Table", "load_table", "open_table"]
 
@@ -284,6 +285,7 @@ class Table:
         if _is_spark_dataframe(data):
             return self._write_spark(data, None, branch, snapshot_properties)
         producer: FastAppend | MergeAppend = (
+            V4Append if self._metadata.format_version >= 4 else
             MergeAppend if merge_enabled(self._metadata.properties) else FastAppend)(
             catalog, identifier, self._io, branch=branch,
             snapshot_properties=snapshot_properties)

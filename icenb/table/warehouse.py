@@ -405,6 +405,8 @@ class Warehouse:
         ``partition_by``: terms such as ``"day(ts)"``, ``"bucket(16, id)"``,
         ``"truncate(4, s)"``, ``"id"`` (Java's default field names); ``sort_by``: ``"id"``,
         ``"ts desc nulls last"``. Everything is validated before anything is written.
+        ``format_version=4`` is EXPERIMENTAL: the unadopted single-file-commits proposal
+        (docs/v4-layout.md), readable by icenb only; only appends commit to it so far.
         """
         ident = to_identifier(name)
         if len(ident) < 2:

@@ -260,8 +260,10 @@ def test_format_version_property_picks_the_version_and_is_not_stored() -> None:
     with pytest.raises(ValidationError) as e:
         new_table_metadata(schema, None, None, LOC, {"format-version": "3"}, 2)
     assert e.value.field == "format-version"
+    v4 = new_table_metadata(schema, None, None, LOC, {"format-version": "4"})  # EXPERIMENTAL
+    assert v4.format_version == 4 and v4.next_row_id == 0
     with pytest.raises(UnsupportedVersion):
-        new_table_metadata(schema, None, None, LOC, {"format-version": "4"})
+        new_table_metadata(schema, None, None, LOC, {"format-version": "5"})
     with pytest.raises(ValidationError):
         new_table_metadata(schema, None, None, LOC, {"format-version": "two"})
 

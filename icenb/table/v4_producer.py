@@ -1,0 +1,165 @@
+"""EXPERIMENTAL format-version 4 commits (single-file-commits proposal, docs/v4-layout.md).
+
+Proposal, "Commit Procedure": *"Any new commit starts by using the information in the previous
+snapshot's Root manifest file"*; "Adding data files": *"A new Root Manifest is created with
+either an ADDED Data File entry or a new ADDED Data Manifest Entry mapping to a new leaf Data
+Manifest with the ADDED Data File entry ... All previously existing entries are marked as
+EXISTING."*
+
+:class:`V4Append` is the v4 append: the commit loop, snapshot ids, sequence numbers, summary,
+retries and cleanup are :class:`~icenb.table.snapshot_producer.FastAppend`'s; only the tree
+written for an attempt differs (a root manifest instead of a manifest list, see
+:meth:`V4Append._write_tree`). An append of at most :data:`ROOT_ENTRY_LIMIT` files (table
+property, default :data:`DEFAULT_ROOT_ENTRY_LIMIT`) writes one metadata file: the new root.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from icenb.errors import UnsupportedFeature, ValidationError
+from icenb.io.content_manifest import (
+    read_root_manifest,
+    write_leaf_manifest,
+    write_root_manifest,
+)
+from icenb.io.file_io import join_location
+from icenb.spec.content_entry import (
+    ContentEntry,
+    ContentStats,
+    ContentType,
+    DeletionVectorRef,
+    ManifestKind,
+    VersionInfo,
+)
+from icenb.spec.manifest import DataFile, EntryStatus, FileContent
+from icenb.spec.snapshot import Snapshot
+from icenb.spec.table_metadata import TableMetadata
+from icenb.table.snapshot_producer import (
+    FastAppend,
+    _int_property,
+    _Tree,
+    metadata_dir,
+)
+
+__all__ = [
+    "DEFAULT_ROOT_ENTRY_LIMIT",
+    "ROOT_ENTRY_LIMIT",
+    "V4Append",
+    "content_entry_of",
+]
+
+#: Table property: the most new files one commit adds as root entries; more go into one new
+#: leaf manifest per partition spec (docs/v4-layout.md §11). 0: always a leaf.
+ROOT_ENTRY_LIMIT = "write.v4.root-entry-limit"
+#: Default of :data:`ROOT_ENTRY_LIMIT`: the proposal's append examples put one new file in the
+#: root and three new files in a leaf.
+DEFAULT_ROOT_ENTRY_LIMIT = 2
+
+
+def content_entry_of(f: DataFile, metadata: TableMetadata) -> ContentEntry:
+    """A new content file as the ADDED v4 entry a commit writes (docs/v4-layout.md §3-§4:
+    metrics and partition tuple in ``content_stats``; snapshot id and sequence numbers left
+    null to be inherited, an explicit data sequence number kept)."""
+    spec = metadata.spec_by_id(f.spec_id)
+    if spec is None:
+        raise ValidationError("the file's partition spec is not in the table", field="spec_id",
+                              file=f.file_path, value=f.spec_id)
+    stats = ContentStats.for_partition(
+        spec.partition_type(metadata.schema), f.partition, column_sizes=f.column_sizes,
+        value_counts=f.value_counts, null_value_counts=f.null_value_counts,
+        nan_value_counts=f.nan_value_counts, lower_bounds=f.lower_bounds,
+        upper_bounds=f.upper_bounds)
+    seq = f.data_sequence_number
+    common: dict[str, Any] = dict(
+        location=f.file_path, file_format=f.file_format, partition_spec_id=f.spec_id,
+        record_count=f.record_count, file_size_in_bytes=f.file_size_in_bytes,
+        version_info=VersionInfo(EntryStatus.ADDED, None, seq, None), content_stats=stats,
+        key_metadata=f.key_metadata)
+    if f.content == FileContent.DATA:
+        return ContentEntry(content_type=ContentType.DATA, sort_order_id=f.sort_order_id,
+                            split_offsets=f.split_offsets, first_row_id=f.first_row_id,
+                            **common)
+    if f.content == FileContent.EQUALITY_DELETES:
+        return ContentEntry(content_type=ContentType.EQUALITY_DELETE,
+                            equality_ids=f.equality_ids, split_offsets=f.split_offsets,
+                            **common)
+    if f.content_offset is None or f.content_size_in_bytes is None:
+        raise UnsupportedFeature("v4 position deletes are deletion vectors only (proposal: "
+                                 "Data Delete Vector)", file=f.file_path, field="content_offset")
+    return ContentEntry(content_type=ContentType.POSITION_DELETE,
+                        referenced_file=f.referenced_data_file,
+                        deletion_vector=DeletionVectorRef(f.content_offset,
+                                                          f.content_size_in_bytes),
+                        **common)
+
+
+class V4Append(FastAppend):
+    """Append data files to an EXPERIMENTAL v4 table (operation ``append``): the new root keeps
+    the parent root's live entries as EXISTING (their manifests untouched, DELETED entries
+    dropped), and adds the new files as ADDED root entries when there are at most
+    ``write.v4.root-entry-limit`` of them, else one ADDED leaf data manifest per spec
+    (proposal: "Appends To the Root Manifest", "Appends to the Root Manifest using new Data
+    Manifests")."""
+
+    _added: list[ContentEntry] | None = None
+
+    def _new_entries(self, base: TableMetadata) -> list[ContentEntry]:
+        """The ADDED root entries for the appended files; leaves are written once per
+        operation (their entries inherit snapshot id and sequence number, so a retry with
+        another snapshot id reuses them)."""
+        if self._added is not None:
+            return self._added
+        entries = [content_entry_of(f, base) for f in self._files]
+        limit = _int_property(base.properties, ROOT_ENTRY_LIMIT, DEFAULT_ROOT_ENTRY_LIMIT)
+        if len(entries) <= limit:
+            self._added = entries
+            return entries
+        by_spec: dict[int, list[ContentEntry]] = {}
+        for e in entries:
+            by_spec.setdefault(e.partition_spec_id, []).append(e)
+        leaves: list[ContentEntry] = []
+        for spec_id, group in by_spec.items():
+            spec = base.spec_by_id(spec_id)
+            assert spec is not None  # checked by content_entry_of
+            location = self._new_manifest_location(base)
+            leaves.append(write_leaf_manifest(
+                self._io, location, ManifestKind.DATA, group, partition_spec_id=spec_id,
+                schema=base.schema, partition_type=spec.partition_type(base.schema),
+                properties=base.properties))
+            self._written.append(location)
+            self._manifests_written.append(location)
+        self._added = leaves
+        return leaves
+
+    def _carried(self, base: TableMetadata, parent: Snapshot | None) -> list[ContentEntry]:
+        """The parent root's live entries as EXISTING, with their resolved snapshot ids,
+        sequence numbers and row ids (docs/v4-layout.md §8)."""
+        if parent is None:
+            return []
+        if parent.root_manifest is None:
+            raise UnsupportedFeature("the parent snapshot has a manifest list: upgrading a v3 "
+                                     "table to v4 is not implemented yet", field="manifest-list",
+                                     value=parent.manifest_list)
+        root = read_root_manifest(self._io, parent.root_manifest,
+                                  snapshot_id=parent.snapshot_id,
+                                  sequence_number=parent.sequence_number)
+        return [e if e.status == EntryStatus.EXISTING else e.with_status(EntryStatus.EXISTING)
+                for e in root.entries if e.is_live]
+
+    def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
+                    sequence_number: int, attempt: int, files: list[str]) -> _Tree:
+        """Write the attempt's root manifest: the parent's entries in their order, then the
+        new ones (the order of the proposal's drawings)."""
+        if base.format_version < 4:
+            raise ValidationError("V4Append commits to format-version 4 tables only",
+                                  field="format-version", value=base.format_version)
+        entries = self._carried(base, parent) + self._new_entries(base)
+        location = join_location(
+            metadata_dir(base), f"root-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")
+        files.append(location)
+        info = write_root_manifest(self._io, location, entries, sequence_number=sequence_number,
+                                   first_row_id=base.next_row_id, properties=base.properties)
+        return _Tree(root_manifest=location, first_row_id=info.first_row_id,
+                     added_rows=info.added_rows)
+
