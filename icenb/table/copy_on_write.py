@@ -158,6 +158,12 @@ def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BR
     """Copy-on-write delete of the rows matching ``filter``; the new snapshot, or None when
     no row matched (no snapshot is added). When only whole files go, the snapshot is a
     ``delete`` (Java's ``DeleteFiles``), else an ``overwrite``."""
+    if table.metadata.format_version >= 4:  # EXPERIMENTAL v4: root entries / manifest DVs
+        from icenb.table.v4_remove import v4_delete_rows
+
+        return v4_delete_rows(table, filter, branch=branch,
+                              snapshot_properties=snapshot_properties,
+                              case_sensitive=case_sensitive)
     catalog, identifier = table._writable()
     md = table.metadata
     expr = _expression(filter)
@@ -190,6 +196,12 @@ def overwrite_rows(table: Table, data: Any, filter: str | Expression | None = No
     ``overwrite`` snapshot. Without a filter every file is removed (Java's
     ``overwriteByRowFilter(alwaysTrue)``, re-applied on conflicts); with one, matching rows
     are deleted copy-on-write (see :func:`delete_rows`) and ``data`` added."""
+    if table.metadata.format_version >= 4:  # EXPERIMENTAL v4: root entries / manifest DVs
+        from icenb.table.v4_remove import v4_overwrite_rows
+
+        return v4_overwrite_rows(table, data, filter, branch=branch,
+                                 snapshot_properties=snapshot_properties,
+                                 case_sensitive=case_sensitive)
     catalog, identifier = table._writable()
     md = table.metadata
     producer = OverwriteFiles(catalog, identifier, table.io, branch=branch,

@@ -1,0 +1,272 @@
+"""EXPERIMENTAL format-version 4 removals of whole files: deletes and overwrites.
+
+Proposal, "Removing a data file / delete file": *"A new Root Manifest is created with either an
+ADDED Delete Vector which removes the data or delete file from a child manifest. We do not allow
+the copy on write behavior ... of removing and adding a child manifest with a net change to the
+data ... Whenever a change is made to leaf manifests, it should be marked by newly added
+Manifest Delete Vectors."* Examples "Removing a File From the Root Manifest", "... From a Leaf
+Manifest", "Overwrite Files in Root Manifest", "... in Leaf Manifest" (docs/v4-layout.md §12).
+
+:class:`V4Overwrite` removes files and adds new ones in one snapshot: a removed root entry
+becomes DELETED in the new root; a removed leaf entry is marked by a manifest DV over its leaf
+(unioned with the leaf's live DV, which becomes DELETED); a leaf is never rewritten. Data DVs of
+removed data files go with them (proposal, "Removing Data Files": *"requires removing any
+corresponding DV to prevent orphans"*). :func:`v4_delete_rows` / :func:`v4_overwrite_rows` are
+the copy-on-write delete and overwrite of :mod:`icenb.table.copy_on_write` for v4 tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from icenb.errors import CommitConflict, UnsupportedFeature, ValidationError
+from icenb.io.content_manifest import (
+    LeafManifest,
+    inline_manifest_dv,
+    read_leaves,
+    read_root_manifest,
+    write_root_manifest,
+)
+from icenb.io.file_io import join_location
+from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind, VersionInfo
+from icenb.spec.deletion_vector import DeletionVector
+from icenb.spec.expressions import ALWAYS_TRUE, Expression
+from icenb.spec.manifest import DataFile, EntryStatus
+from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
+from icenb.spec.table_metadata import TableMetadata
+from icenb.table.merging_producer import _Counts
+from icenb.table.snapshot_producer import (
+    CHANGED_PARTITION_COUNT,
+    _add_totals,
+    _Tree,
+    commit_snapshot,
+    metadata_dir,
+)
+from icenb.table.v4_planning import manifest_entry_of
+from icenb.table.v4_producer import V4Append
+
+if TYPE_CHECKING:
+    from icenb.table.table import Table
+
+__all__ = ["V4Overwrite", "v4_delete_rows", "v4_overwrite_rows"]
+
+
+def _deleted(e: ContentEntry) -> ContentEntry:
+    """``e`` as the DELETED entry of this commit: resolved sequence numbers kept, snapshot id
+    null = "deleted by this snapshot" (docs/v4-layout.md §8)."""
+    vi = e.version_info
+    return replace(e, version_info=VersionInfo(EntryStatus.DELETED, None, vi.sequence_number,
+                                               vi.file_sequence_number))
+
+
+class V4Overwrite(V4Append):
+    """Remove whole files from, and add data files to, an EXPERIMENTAL v4 table in one
+    snapshot (operation ``delete`` when nothing is added, else ``overwrite``); see the module
+    docstring. New files are placed as :class:`V4Append` places them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._remove_paths: dict[str, None] = {}
+        self._removed: list[DataFile] = []
+        self._first_parent: int | bool | None = False  # False: no attempt yet
+        #: An overwrite is an ``overwrite`` snapshot even when it adds no file (as v3).
+        self.overwrite = False
+
+    def operation(self) -> str:
+        return str(Operation.OVERWRITE if self._files or self.overwrite else Operation.DELETE)
+
+    def delete_file(self, file: DataFile | str) -> V4Overwrite:
+        """Remove a data file (or an equality delete file), by object or path; its data DVs
+        are removed with it."""
+        path = file.file_path if isinstance(file, DataFile) else file
+        if not isinstance(path, str) or not path:
+            raise ValidationError("expected a DataFile or a file path", field="file",
+                                  value=file)
+        self._remove_paths[path] = None
+        return self
+
+    @property
+    def removed_files(self) -> tuple[DataFile, ...]:
+        """The files the last attempt removed (data files and their DVs)."""
+        return tuple(self._removed)
+
+    # ------------------------------------------------------------------ the tree
+
+    def _removes(self, e: ContentEntry, data_paths: set[str]) -> bool:
+        """Whether a live file entry goes: named by path (data / equality delete files), or a
+        data DV of a removed data file (a DV's location is a shared Puffin file)."""
+        if e.content_type == ContentType.POSITION_DELETE:
+            return e.referenced_file in data_paths
+        return e.content_type in (ContentType.DATA, ContentType.EQUALITY_DELETE) and (
+            e.location in self._remove_paths)
+
+    def _check_found(self, parent: Snapshot | None, found: set[str]) -> None:
+        """Every file to remove must be live: ``ValidationError`` on the first attempt,
+        ``CommitConflict`` when a concurrent commit removed it (spec: Commit Conflict
+        Resolution and Retry)."""
+        parent_id = None if parent is None else parent.snapshot_id
+        if self._first_parent is False:
+            self._first_parent = parent_id
+        missing = sorted(set(self._remove_paths) - found)
+        if not missing:
+            return
+        if parent_id != self._first_parent:
+            raise CommitConflict("files to remove are no longer in the table (a concurrent "
+                                 "commit removed them)", file=missing[0], field="delete_file",
+                                 value=len(missing))
+        raise ValidationError("files to remove are not in the table", file=missing[0],
+                              field="delete_file", value=len(missing))
+
+    def _data_file(self, base: TableMetadata, e: ContentEntry) -> DataFile:
+        spec = base.spec_by_id(e.partition_spec_id)
+        assert spec is not None
+        return manifest_entry_of(e, spec.partition_type(base.schema)).data_file
+
+    def _new_root_entries(self, base: TableMetadata, parent: Snapshot | None
+                          ) -> list[ContentEntry]:
+        """The parent root with the removals applied (see the class docstring), then the
+        ADDED entries; sets :attr:`removed_files`."""
+        if parent is None:
+            self._check_found(parent, set())
+            return self._new_entries(base)
+        if parent.root_manifest is None:
+            raise UnsupportedFeature("the parent snapshot has a manifest list: upgrading a v3 "
+                                     "table to v4 is not implemented yet", field="manifest-list",
+                                     value=parent.manifest_list)
+        root = read_root_manifest(self._io, parent.root_manifest,
+                                  snapshot_id=parent.snapshot_id,
+                                  sequence_number=parent.sequence_number)
+        leaves = {leaf.root_entry.location: leaf for leaf in read_leaves(self._io, root)}
+        live_root = [e for e in root.entries if e.is_live]
+        data_leaves = [lf for lf in leaves.values() if lf.manifest.kind == ManifestKind.DATA]
+        # data files first: their removal decides which data DVs go
+        data_paths = {e.location for e in live_root
+                      if e.content_type == ContentType.DATA and e.location in self._remove_paths}
+        for leaf in data_leaves:
+            data_paths.update(e.location for e in leaf.live_entries()
+                              if e.location in self._remove_paths)
+        removed: list[DataFile] = []
+        new_ordinals: dict[str, list[int]] = {}
+        for leaf in leaves.values():
+            for i, e in enumerate(leaf.entries):
+                if e.is_live and i not in leaf.deleted and self._removes(e, data_paths):
+                    new_ordinals.setdefault(leaf.root_entry.location, []).append(i)
+                    removed.append(self._data_file(base, e))
+        out: list[ContentEntry] = []
+        for e in live_root:
+            if e.content_type.is_manifest or e.content_type == ContentType.MANIFEST_DV:
+                replaced = (e.content_type == ContentType.MANIFEST_DV
+                            and e.referenced_file in new_ordinals)
+                out.append(_deleted(e) if replaced else e.with_status(EntryStatus.EXISTING))
+            elif self._removes(e, data_paths):
+                out.append(_deleted(e))
+                removed.append(self._data_file(base, e))
+            else:
+                out.append(e.with_status(EntryStatus.EXISTING))
+        found = {f.file_path for f in removed}
+        self._check_found(parent, found)
+        for location, ordinals in new_ordinals.items():
+            leaf = leaves[location]
+            out.append(inline_manifest_dv(leaf.root_entry, _union(leaf, ordinals)))
+        self._removed = removed
+        return out + self._new_entries(base)
+
+    def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
+                    sequence_number: int, attempt: int, files: list[str]) -> _Tree:
+        """Write the attempt's root: the parent's entries with removals applied, in their
+        order, then new manifest DVs, then the added files (the proposal's drawings)."""
+        if base.format_version < 4:
+            raise ValidationError("V4Overwrite commits to format-version 4 tables only",
+                                  field="format-version", value=base.format_version)
+        entries = self._new_root_entries(base, parent)
+        location = join_location(
+            metadata_dir(base), f"root-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")
+        files.append(location)
+        info = write_root_manifest(self._io, location, entries, sequence_number=sequence_number,
+                                   first_row_id=base.next_row_id, properties=base.properties)
+        return _Tree(root_manifest=location, first_row_id=info.first_row_id,
+                     added_rows=info.added_rows)
+
+    def _summary(self, base: TableMetadata, parent: Snapshot | None) -> dict[str, str]:
+        """Java's summary of an overwrite / delete: added and removed counts, changed
+        partitions, totals."""
+        counts = _Counts()
+        partitions: set[tuple[int, tuple[Any, ...]]] = set()
+        for f, added in [*((f, True) for f in self._files),
+                         *((f, False) for f in self._removed)]:
+            counts.add(f, added)
+            partitions.add((f.spec_id, f.partition))
+        out = counts.properties()
+        out[CHANGED_PARTITION_COUNT] = str(len(partitions))
+        _add_totals(out, parent, counts.totals())
+        return out
+
+
+def _union(leaf: LeafManifest, ordinals: Iterable[int]) -> DeletionVector:
+    """The leaf's new manifest DV: its live DV's ordinals and the new ones (docs/v4-layout.md
+    §6: one live DV per leaf)."""
+    return leaf.deleted | DeletionVector.from_positions(sorted(ordinals))
+
+
+# --------------------------------------------------------------------------- table operations
+
+
+def _producer(table: Table, branch: str, snapshot_properties: Mapping[str, str] | None
+              ) -> V4Overwrite:
+    catalog, identifier = table._writable()
+    return V4Overwrite(catalog, identifier, table.io, branch=branch,
+                       snapshot_properties=snapshot_properties)
+
+
+def _stage(producer: V4Overwrite, table: Table, filter: str | Expression, branch: str,
+           case_sensitive: bool) -> bool:
+    """Have ``producer`` remove the files holding rows matching ``filter`` and write back
+    their other live rows (a data file is rewritten, never a leaf manifest); whether any row
+    matched."""
+    from icenb.table.copy_on_write import plan_copy_on_write
+
+    md = table.metadata
+    plan = plan_copy_on_write(table.io, md, filter, branch=branch,
+                              case_sensitive=case_sensitive)
+    for f in plan.remove:
+        producer.delete_file(f)
+    if plan.keep_rows is not None and plan.keep_rows.num_rows:
+        producer.write(plan.keep_rows, md)
+    return bool(plan.remove)
+
+
+def v4_delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BRANCH,
+                   snapshot_properties: Mapping[str, str] | None = None,
+                   case_sensitive: bool = True) -> Snapshot | None:
+    """Copy-on-write delete on a v4 table: files whose rows all match are removed (a
+    ``delete`` snapshot), partly matching ones replaced by their remaining rows (an
+    ``overwrite``); None when no row matched. Concurrent appends are not validated yet."""
+    producer = _producer(table, branch, snapshot_properties)
+    try:
+        if not _stage(producer, table, filter, branch, case_sensitive):
+            return None
+    except BaseException:
+        producer.abort()
+        raise
+    return commit_snapshot(table, producer)
+
+
+def v4_overwrite_rows(table: Table, data: Any, filter: str | Expression | None = None, *,
+                      branch: str = MAIN_BRANCH,
+                      snapshot_properties: Mapping[str, str] | None = None,
+                      case_sensitive: bool = True) -> Snapshot:
+    """Replace the rows matching ``filter`` (None: every row) by ``data`` in one
+    ``overwrite`` snapshot of a v4 table (remove + add, see :func:`v4_delete_rows`)."""
+    producer = _producer(table, branch, snapshot_properties)
+    producer.overwrite = True
+    try:
+        producer.check_branch(table.metadata)
+        _stage(producer, table, ALWAYS_TRUE if filter is None else filter, branch,
+               case_sensitive)
+        producer.write(data, table.metadata)
+    except BaseException:
+        producer.abort()
+        raise
+    return commit_snapshot(table, producer)
