@@ -229,6 +229,11 @@ def delete_merge_on_read(table: Table, filter: str | Expression, *,
     hits = _matching(table, snap, expr, ())
     if not hits:
         return None
+    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §13
+        from icenb.table.v4_row_delta import v4_row_delta
+
+        return v4_row_delta(table, hits, None, branch=branch,
+                            snapshot_properties=snapshot_properties)
     producer = _row_delta(table, branch, snapshot_properties)
 
     def stage(written: list[str]) -> bool:
@@ -467,6 +472,11 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
     names = [f.name for f in md.schema.fields]
     old = pa.concat_tables([rows.select(names) for _, rows in hits])
     new_rows = _assigned(old, table, set)
+    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §13
+        from icenb.table.v4_row_delta import v4_row_delta
+
+        return v4_row_delta(table, hits, new_rows, branch=branch,
+                            snapshot_properties=snapshot_properties)
     producer = _row_delta(table, branch, snapshot_properties)
 
     def stage(written: list[str]) -> bool:

@@ -224,8 +224,6 @@ def test_other_operations_are_refused_on_v4(tmp_path: Path) -> None:
     v4.append(_rows(1))
     before = _metadata_files(v4)
     with pytest.raises(UnsupportedFeature):
-        v4.delete("p = 1", mode="merge-on-read")  # copy-on-write: tests/table/test_v4_remove.py
-    with pytest.raises(UnsupportedFeature):
         v4.dynamic_partition_overwrite(_rows(1))
     assert _metadata_files(v4) == before
 
