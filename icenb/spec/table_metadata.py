@@ -120,7 +120,7 @@ MAX_FORMAT_VERSION = 4
 #: appends commit to it so far, and upgrading to it is refused (MAX_UPGRADE_FORMAT_VERSION).
 MAX_WRITE_FORMAT_VERSION = 4
 #: Highest format version a table can be upgraded to (the v3 -> v4 upgrade: not yet).
-MAX_UPGRADE_FORMAT_VERSION = 3
+MAX_UPGRADE_FORMAT_VERSION = 4
 
 T = TypeVar("T")
 

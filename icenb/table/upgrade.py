@@ -5,8 +5,10 @@ v2 requires it); nothing is rewritten. Existing v1 metadata stays valid and is r
 Appendix E defaults (sequence numbers 0, content data); the next snapshot writes a manifest list
 of the new version that carries the old manifests as they are. Upgrading to v3 starts row
 lineage at ``next-row-id`` 0 (spec: Row Lineage); the first v3 snapshot assigns ``first_row_id``
-to every data manifest that has none, as Iceberg Java 1.10's manifest list writer does. A
-downgrade is refused (``ValidationError``); the current version is a no-op.
+to every data manifest that has none, as Iceberg Java 1.10's manifest list writer does.
+Upgrading a v3 table to EXPERIMENTAL v4 rewrites nothing either; the first v4 commit turns
+the parent's manifest-list entries into root entries (docs/v4-layout.md §14).
+A downgrade is refused (``ValidationError``); the current version is a no-op.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_UPGRADE_VERSION", "upgrade_format_version"]
 
 #: The highest format version :func:`upgrade_format_version` goes to (v4 is experimental).
-MAX_UPGRADE_VERSION = 3
+MAX_UPGRADE_VERSION = 4
 
 
 def _check(metadata: TableMetadata, format_version: int) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from icenb.errors import IcebergError, InvalidMetadata
+from icenb.errors import IcebergError, InvalidMetadata, UnsupportedVersion
 from icenb.io.avro import avro_arrow_schema
 from icenb.io.content_manifest import (
     load_manifest_dv,
@@ -44,6 +44,7 @@ from icenb.io.manifest_reader import (
     DecodedManifest,
     ManifestCache,
     concat_entry_tables,
+    read_manifest_entries,
 )
 from icenb.spec.content_entry import (
     ContentEntry,
@@ -77,6 +78,7 @@ from icenb.table.scan_planning import (
     _select_files,
     match_deletes,
 )
+from icenb.table.v4_upgrade import manifest_file_of
 
 __all__ = ["entries_table", "manifest_entry_of", "plan_root_manifest"]
 
@@ -230,7 +232,15 @@ def _leaf_entries(io: FileIO, root_entry: ContentEntry, root_location: str,
     hit = cache.get(key) if cache is not None else None
     if hit is not None:
         return hit.table
-    m = read_content_manifest(io, root_entry.location, length=root_entry.file_size_in_bytes)
+    try:
+        m = read_content_manifest(io, root_entry.location,
+                                  length=root_entry.file_size_in_bytes)
+    except UnsupportedVersion:
+        # a v1-v3 manifest listed after an upgrade (docs/v4-layout.md §14): the v3 reader
+        v3 = read_manifest_entries(io, [manifest_file_of(root_entry)], 3)
+        if cache is not None:
+            cache.put(key, DecodedManifest(v3, root_entry.partition_spec_id, 3))
+        return v3
     check_leaf(root_entry, m.kind, m.entries, file=m.location)
     entries = inherit(m.entries, InheritFrom.from_root_entry(root_entry, file=root_location),
                       file=m.location)

@@ -138,9 +138,9 @@ class V4Append(FastAppend):
         if parent is None:
             return []
         if parent.root_manifest is None:
-            raise UnsupportedFeature("the parent snapshot has a manifest list: upgrading a v3 "
-                                     "table to v4 is not implemented yet", field="manifest-list",
-                                     value=parent.manifest_list)
+            from icenb.table.v4_upgrade import root_entries_of_manifest_list
+
+            return root_entries_of_manifest_list(self._io, base, parent)
         root = read_root_manifest(self._io, parent.root_manifest,
                                   snapshot_id=parent.snapshot_id,
                                   sequence_number=parent.sequence_number)

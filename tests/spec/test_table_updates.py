@@ -552,11 +552,11 @@ def test_invalid_updates_name_the_field_and_change_nothing(updates: list[TableUp
     assert to_doc(md) == before
 
 
-def test_upgrades_only_upward_and_not_beyond_v3() -> None:
+def test_upgrades_only_upward_and_not_beyond_v4() -> None:
     md = commit(base_table(1), UpgradeFormatVersion(2), UpgradeFormatVersion(3))
     assert (md.format_version, md.next_row_id, md.last_sequence_number) == (3, 0, 0)
     with pytest.raises(UnsupportedVersion):
-        commit(md, UpgradeFormatVersion(4))
+        commit(md, UpgradeFormatVersion(5))
 
 
 def test_removing_snapshots_drops_refs_statistics_and_history() -> None:

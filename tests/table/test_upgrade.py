@@ -87,7 +87,7 @@ def test_refused_and_no_op_upgrades(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="downgrade"):
         t.upgrade(1)
     with pytest.raises(UnsupportedVersion):
-        t.upgrade(4)
+        t.upgrade(5)
     with pytest.raises(ValidationError):
         t.upgrade("3")  # type: ignore[arg-type]
     assert t.metadata_location == location and t.format_version == 2

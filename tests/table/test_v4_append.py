@@ -228,8 +228,8 @@ def test_other_operations_are_refused_on_v4(tmp_path: Path) -> None:
     assert _metadata_files(v4) == before
 
 
-def test_upgrading_to_v4_is_refused_for_now(tmp_path: Path) -> None:
+def test_upgrading_past_v4_is_refused(tmp_path: Path) -> None:
     _, v3 = _tables(tmp_path)
     with pytest.raises(UnsupportedVersion):
-        v3.upgrade(4)
+        v3.upgrade(5)
     assert v3.format_version == 3

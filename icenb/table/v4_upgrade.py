@@ -1,0 +1,86 @@
+"""Upgrade a v3 table to EXPERIMENTAL format-version 4 without rewriting its manifests.
+
+Proposal, "Upgrade": *"Migrating from a V3 Manifest List to a V4 Root Manifest requires just
+propagating every Manifest List Entry into a V4 RootManifest entry. The first commit to a V4
+table must perform this migration."* icenb's choices: docs/v4-layout.md §14.
+"""
+
+from __future__ import annotations
+
+from icenb.errors import InvalidMetadata
+from icenb.io.file_io import FileIO
+from icenb.io.manifest_reader import read_manifest_list
+from icenb.spec.content_entry import (
+    ContentEntry,
+    ContentStats,
+    ContentType,
+    ManifestStats,
+    VersionInfo,
+)
+from icenb.spec.manifest import EntryStatus, FileFormat, ManifestContent, ManifestFile
+from icenb.spec.snapshot import Snapshot
+from icenb.spec.table_metadata import TableMetadata
+
+__all__ = ["manifest_file_of", "root_entries_of_manifest_list", "root_entry_of"]
+
+
+def _count(v: int | None, name: str, m: ManifestFile) -> int:
+    if v is None:
+        raise InvalidMetadata("a v4 root entry needs the manifest list's counts",
+                              file=m.manifest_path, field=name)
+    return v
+
+
+def root_entry_of(m: ManifestFile) -> ContentEntry:
+    """The EXISTING root entry (type 3 or 4) of a v3 manifest-list entry: same file, counts as
+    ``manifest_stats``, partition summaries as ``content_stats.partitions``, sequence numbers,
+    adding snapshot and ``first_row_id`` kept (docs/v4-layout.md §14)."""
+    stats = ManifestStats(
+        _count(m.added_files_count, "added_files_count", m),
+        _count(m.existing_files_count, "existing_files_count", m),
+        _count(m.deleted_files_count, "deleted_files_count", m),
+        _count(m.added_rows_count, "added_rows_count", m),
+        _count(m.existing_rows_count, "existing_rows_count", m),
+        _count(m.deleted_rows_count, "deleted_rows_count", m),
+        m.min_sequence_number)
+    is_data = m.content == ManifestContent.DATA
+    return ContentEntry(
+        content_type=ContentType.DATA_MANIFEST if is_data else ContentType.DELETE_MANIFEST,
+        location=m.manifest_path, file_format=FileFormat.AVRO,
+        partition_spec_id=m.partition_spec_id, record_count=stats.entries,
+        version_info=VersionInfo(EntryStatus.EXISTING, m.added_snapshot_id, m.sequence_number,
+                                 m.sequence_number),
+        file_size_in_bytes=m.manifest_length,
+        content_stats=ContentStats(partitions=m.partitions), manifest_stats=stats,
+        key_metadata=m.key_metadata, first_row_id=m.first_row_id if is_data else None)
+
+
+def manifest_file_of(e: ContentEntry) -> ManifestFile:
+    """The v3 manifest-list entry a root entry over a v1-v3 manifest stands for, so the v3
+    reader applies its inheritance (snapshot id, sequence number, first row id)."""
+    ms = e.manifest_stats
+    vi = e.version_info
+    if ms is None or vi.snapshot_id is None or vi.sequence_number is None:
+        raise InvalidMetadata("a root entry over a v3 manifest needs manifest_stats, "
+                              "snapshot id and sequence number", field="manifest_stats",
+                              value=e.location)
+    cs = e.content_stats
+    return ManifestFile(
+        manifest_path=e.location, manifest_length=e.file_size_in_bytes or 0,
+        partition_spec_id=e.partition_spec_id,
+        content=ManifestContent.DATA if e.content_type == ContentType.DATA_MANIFEST
+        else ManifestContent.DELETES,
+        sequence_number=vi.sequence_number, min_sequence_number=ms.min_sequence_number,
+        added_snapshot_id=vi.snapshot_id, added_files_count=ms.added_files_count,
+        existing_files_count=ms.existing_files_count, deleted_files_count=ms.deleted_files_count,
+        added_rows_count=ms.added_rows_count, existing_rows_count=ms.existing_rows_count,
+        deleted_rows_count=ms.deleted_rows_count,
+        partitions=None if cs is None else cs.partitions, key_metadata=e.key_metadata,
+        first_row_id=e.first_row_id)
+
+
+def root_entries_of_manifest_list(io: FileIO, metadata: TableMetadata, parent: Snapshot
+                                  ) -> list[ContentEntry]:
+    """The root entries the first v4 commit carries from a manifest-list parent, in list
+    order (proposal: "Upgrade")."""
+    return [root_entry_of(m) for m in read_manifest_list(io, parent, 3)]
