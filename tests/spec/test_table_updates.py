@@ -820,13 +820,14 @@ def _java_normalized(update: TableUpdate) -> TableUpdate:
     return update
 
 
-def test_upgrade_beyond_v3_is_refused_though_java_accepts_v4(java: dict[str, Any]) -> None:
-    # Java 1.10 already accepts format version 4 (in development); icenb's v4 is a separate,
-    # explicit layout, so the v1-v3 model refuses it.
+def test_upgrade_to_v4_is_accepted_as_java_does_and_beyond_refused(java: dict[str, Any]) -> None:
+    # Java 1.10 already accepts format version 4 (in development); icenb accepts it too, as the
+    # experimental single-file-commits layout (docs/v4-layout.md), and refuses anything later.
     result = java["upgrade:v4"]
     assert result["ok"] and result["metadata"]["format-version"] == 4
+    assert commit(_two(), UpgradeFormatVersion(4)).format_version == 4
     with pytest.raises(UnsupportedVersion):
-        commit(_two(), UpgradeFormatVersion(4))
+        commit(_two(), UpgradeFormatVersion(5))
 
 
 def test_first_row_id_ahead_of_next_row_id_is_rejected_though_java_accepts() -> None:
