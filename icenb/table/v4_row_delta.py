@@ -12,6 +12,11 @@ a new DV for a data file that already has one replaces it: the old DV is removed
 :class:`V4Overwrite` removes files (DELETED in the root, a manifest DV over its delete leaf).
 The new DV must hold the old one's positions (spec, "Deletion Vectors": at most one DV per data
 file), as :func:`icenb.table.row_level._write_position_deletes` writes it.
+
+Equality delete files (type 2, ``equality_ids``) are added the same way (proposal, "Adding data
+files": *"The same procedure is used for Equality Deletes or Delete Vectors"*):
+:func:`v4_equality_delta` is ``delete_by_key`` and ``upsert`` of :mod:`icenb.table.row_level`
+on a v4 table (docs/v4-layout.md §15).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icenb.errors import IcebergError, ValidationError
-from icenb.io.content_manifest import write_leaf_manifest
+from icenb.io.content_manifest import read_root_manifest, write_leaf_manifest
+from icenb.io.file_io import FileIO
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import DataFile, FileContent
 from icenb.spec.snapshot import Operation, Snapshot
@@ -42,24 +48,26 @@ if TYPE_CHECKING:
     from icenb.spec.manifest import FileScanTask
     from icenb.table.table import Table
 
-__all__ = ["V4RowDelta", "v4_row_delta"]
+__all__ = ["V4RowDelta", "v4_equality_delta", "v4_live_data_spec_ids", "v4_row_delta"]
 
 
 class V4RowDelta(V4Overwrite):
-    """Add data DVs and data files to an EXPERIMENTAL v4 table in one snapshot (operation
-    ``append`` for rows only, ``delete`` for DVs only, else ``overwrite``: Java's
-    ``BaseRowDelta``); see the module docstring."""
+    """Add data DVs, equality delete files and data files to an EXPERIMENTAL v4 table in one
+    snapshot (operation ``append`` for rows only, ``delete`` for deletes only, else
+    ``overwrite``: Java's ``BaseRowDelta``); see the module docstring."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._dvs: list[DataFile] = []
+        self._eq_deletes: list[DataFile] = []
 
     def operation(self) -> str:
-        if self._files and not self._dvs:
+        deletes = self._dvs or self._eq_deletes
+        if self._files and not deletes:
             return str(Operation.APPEND)
-        if self._dvs and not self._files:
+        if deletes and not self._files:
             return str(Operation.DELETE)
-        if not self._files and not self._dvs:
+        if not self._files and not deletes:
             return str(Operation.DELETE if self._remove_paths else Operation.APPEND)
         return str(Operation.OVERWRITE)
 
@@ -69,13 +77,21 @@ class V4RowDelta(V4Overwrite):
         return self
 
     def add_deletes(self, files: Iterable[DataFile]) -> V4RowDelta:
-        """Add data DVs; each replaces the live DV of its data file, if any (v4 position
-        deletes are DVs only; one new DV per data file)."""
+        """Add data DVs and equality delete files; a DV replaces the live DV of its data file,
+        if any (v4 position deletes are DVs only; one new DV per data file). An equality
+        delete file needs ``equality_ids`` (spec: "Equality Delete Files")."""
         for f in files:
+            if isinstance(f, DataFile) and f.content == FileContent.EQUALITY_DELETES:
+                if not f.equality_ids:
+                    raise ValidationError("an equality delete file needs equality_ids",
+                                          field="equality_ids", file=f.file_path)
+                self._eq_deletes.append(f)
+                continue
             if (not isinstance(f, DataFile) or f.content != FileContent.POSITION_DELETES
                     or f.content_offset is None or f.referenced_data_file is None):
-                raise ValidationError("a v4 row delta adds deletion vectors only",
-                                      field="content", file=getattr(f, "file_path", None))
+                raise ValidationError("a v4 row delta adds deletion vectors and equality "
+                                      "deletes only", field="content",
+                                      file=getattr(f, "file_path", None))
             if any(d.referenced_data_file == f.referenced_data_file for d in self._dvs):
                 raise ValidationError("two new deletion vectors for one data file",
                                       field="referenced_data_file", file=f.file_path,
@@ -86,7 +102,8 @@ class V4RowDelta(V4Overwrite):
 
     @property
     def deletes(self) -> tuple[DataFile, ...]:
-        return tuple(self._dvs)
+        """The added delete files: DVs, then equality delete files."""
+        return (*self._dvs, *self._eq_deletes)
 
     def _removes(self, e: ContentEntry, data_paths: set[str]) -> bool:
         """Also a live DV of a data file that gets a new DV (docs/v4-layout.md §13)."""
@@ -96,12 +113,13 @@ class V4RowDelta(V4Overwrite):
         return super()._removes(e, data_paths)
 
     def _new_entries(self, base: TableMetadata) -> list[ContentEntry]:
-        """The new DVs then the new data files: ADDED root entries when there are at most
-        ``write.v4.root-entry-limit`` of them, else one leaf per (kind, spec), delete leaves
-        first (the proposal's drawing: DVM2 before DM2). Written once per operation."""
+        """The new DVs, equality deletes, then data files: ADDED root entries when there are
+        at most ``write.v4.root-entry-limit`` of them, else one leaf per (kind, spec), delete
+        leaves first (the proposal's drawing: DVM2 before DM2). Written once per operation."""
         if self._added is not None:
             return self._added
-        entries = [content_entry_of(f, base) for f in [*self._dvs, *self._files]]
+        entries = [content_entry_of(f, base)
+                   for f in [*self._dvs, *self._eq_deletes, *self._files]]
         limit = _int_property(base.properties, ROOT_ENTRY_LIMIT, DEFAULT_ROOT_ENTRY_LIMIT)
         if len(entries) <= limit:
             self._added = entries
@@ -129,7 +147,7 @@ class V4RowDelta(V4Overwrite):
         """Java's row-delta summary: added files and DVs, removed (replaced) DVs, totals."""
         counts = _Counts()
         partitions: set[tuple[int, tuple[Any, ...]]] = set()
-        for f, added in [*((f, True) for f in [*self._files, *self._dvs]),
+        for f, added in [*((f, True) for f in [*self._files, *self.deletes]),
                          *((f, False) for f in self._removed)]:
             counts.add(f, added)
             partitions.add((f.spec_id, f.partition))
@@ -157,6 +175,64 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
         producer.add_deletes(added)
         if new_rows is not None and new_rows.num_rows:
             producer.write(new_rows, table.metadata)
+    except BaseException:
+        for location in written:
+            with contextlib.suppress(IcebergError):
+                table.io.delete(location, missing_ok=True)
+        producer.abort()
+        raise
+    producer._written.extend(written)
+    return commit_snapshot(table, producer)
+
+
+def v4_live_data_spec_ids(io: FileIO, snapshot: Snapshot) -> list[int]:
+    """Partition specs of a v4 snapshot that may hold live data, in root order: live data file
+    entries, and live data manifests with added or existing files not all removed by their
+    manifest DV (whose ordinals are live entries, docs/v4-layout.md §12) - as v3 reads them
+    from the manifest list for ``delete_by_key`` / ``upsert``."""
+    assert snapshot.root_manifest is not None
+    root = read_root_manifest(io, snapshot.root_manifest, snapshot_id=snapshot.snapshot_id,
+                              sequence_number=snapshot.sequence_number)
+    live = [e for e in root.entries if e.is_live]
+    removed = {e.referenced_file: e.record_count for e in live
+               if e.content_type == ContentType.MANIFEST_DV}
+    ids: dict[int, None] = {}
+    for e in live:
+        if e.content_type == ContentType.DATA:
+            ids.setdefault(e.partition_spec_id, None)
+        elif e.content_type == ContentType.DATA_MANIFEST and e.manifest_stats is not None:
+            ms = e.manifest_stats
+            files = ms.added_files_count + ms.existing_files_count
+            if files > removed.get(e.location, 0):
+                ids.setdefault(e.partition_spec_id, None)
+    return list(ids)
+
+
+def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
+                      names: Sequence[str], rows: pa.Table | None, *, branch: str,
+                      snapshot_properties: Mapping[str, str] | None) -> Snapshot | None:
+    """Commit ``delete_by_key`` (``rows`` None) or ``upsert`` on a v4 table: equality delete
+    files of ``keys`` for each spec with live data, plus ``rows``, in one snapshot; the new
+    rows inherit the deletes' sequence number, so only older rows are deleted (spec: "Scan
+    Planning"). None when there is nothing to commit. Concurrent commits are not validated yet
+    (docs/v4-layout.md §15)."""
+    from icenb.table.row_level import _equality_deletes
+
+    catalog, identifier = table._writable()
+    producer = V4RowDelta(catalog, identifier, table.io, branch=branch,
+                          snapshot_properties=snapshot_properties)
+    written: list[str] = []
+    try:
+        producer.check_branch(table.metadata)
+        deletes = _equality_deletes(table, snapshot, keys, names, producer.commit_uuid,
+                                    written)
+        if deletes:
+            producer.add_deletes(deletes)
+        if rows is not None:
+            producer.write(rows, table.metadata)
+        elif not deletes:
+            producer.abort()
+            return None
     except BaseException:
         for location in written:
             with contextlib.suppress(IcebergError):
