@@ -22,7 +22,7 @@ columnar Avro reader (``icenb.io.avro``), so a manifest can also be read as an A
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -59,6 +59,7 @@ from icenb.spec.content_entry import (
     check_manifest,
     inherit,
     manifest_counts,
+    manifest_kind_for,
 )
 from icenb.spec.deletion_vector import (
     DeletionVector,
@@ -74,6 +75,7 @@ __all__ = [
     "UNASSIGNED_SEQUENCE_NUMBER",
     "ContentManifest",
     "LeafManifest",
+    "LegacyLeafReader",
     "RootManifestInfo",
     "aggregate_content_stats",
     "content_manifest_header",
@@ -488,18 +490,38 @@ class LeafManifest:
                 if e.is_live and i not in self.deleted]
 
 
+#: Reads a v1-v3 manifest a root entry points to (after an upgrade, docs/v4-layout.md §14) as
+#: content entries in file order, every inherited value explicit; supplied by the table layer.
+LegacyLeafReader = Callable[[ContentEntry], Sequence[ContentEntry]]
+
+
 def read_leaf_manifest(io: FileIO, root_entry: ContentEntry, *,
                        manifest_dv: ContentEntry | None = None,
-                       root_location: str | None = None, where: str = "") -> LeafManifest:
+                       root_location: str | None = None, where: str = "",
+                       legacy: LegacyLeafReader | None = None) -> LeafManifest:
     """Read the leaf manifest a root entry (type 3 or 4, inheritance applied) points to, with
     its manifest DV (a type 5 entry of the same root) applied, checking the pair's rules
-    (:func:`check_leaf`: kind, depth <= 2, record_count, manifest_stats, DV ordinals)."""
+    (:func:`check_leaf`: kind, depth <= 2, record_count, manifest_stats, DV ordinals). A leaf
+    whose header is not v4 is read by ``legacy`` when given (ordinals = record positions in
+    the v1-v3 manifest, docs/v4-layout.md §7), else ``UnsupportedVersion``."""
     if manifest_dv is not None and manifest_dv.referenced_file != root_entry.location:
         raise InvalidMetadata("the manifest DV applies to another manifest", file=root_location,
                               field="referenced_file", value=manifest_dv.referenced_file)
     deleted = DeletionVector() if manifest_dv is None else load_manifest_dv(
         io, manifest_dv, file=root_location, where=where)
-    m = read_content_manifest(io, root_entry.location, length=root_entry.file_size_in_bytes)
+    try:
+        m = read_content_manifest(io, root_entry.location,
+                                  length=root_entry.file_size_in_bytes)
+    except UnsupportedVersion:
+        if legacy is None:
+            raise
+        kind = manifest_kind_for(root_entry.content_type)
+        old = tuple(legacy(root_entry))
+        check_leaf(root_entry, kind, old, deleted_positions=_top(deleted),
+                   file=root_entry.location)
+        length = root_entry.file_size_in_bytes or 0
+        return LeafManifest(ContentManifest(root_entry.location, kind, old, length),
+                            root_entry, deleted)
     check_leaf(root_entry, m.kind, m.entries, deleted_positions=_top(deleted),
                file=m.location)
     entries = inherit(m.entries, InheritFrom.from_root_entry(root_entry, file=root_location),
@@ -507,9 +529,11 @@ def read_leaf_manifest(io: FileIO, root_entry: ContentEntry, *,
     return LeafManifest(replace(m, entries=tuple(entries)), root_entry, deleted)
 
 
-def read_leaves(io: FileIO, root: ContentManifest) -> list[LeafManifest]:
+def read_leaves(io: FileIO, root: ContentManifest, *,
+                legacy: LegacyLeafReader | None = None) -> list[LeafManifest]:
     """Every live leaf manifest of a root (read with :func:`read_root_manifest`), in root
-    order, each with its live manifest DV applied; errors name the root and the entry."""
+    order, each with its live manifest DV applied; errors name the root and the entry.
+    ``legacy`` reads v1-v3 leaves (see :func:`read_leaf_manifest`)."""
     dvs = {e.referenced_file: (i, e) for i, e in enumerate(root.entries)
            if e.is_live and e.content_type == ContentType.MANIFEST_DV}
     out = []
@@ -518,7 +542,8 @@ def read_leaves(io: FileIO, root: ContentManifest) -> list[LeafManifest]:
             continue
         i, dv = dvs.get(e.location, (-1, None))
         out.append(read_leaf_manifest(io, e, manifest_dv=dv, root_location=root.location,
-                                      where=f"entries[{i}]" if dv is not None else ""))
+                                      where=f"entries[{i}]" if dv is not None else "",
+                                      legacy=legacy))
     return out
 
 

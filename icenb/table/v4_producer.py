@@ -15,6 +15,7 @@ property, default :data:`DEFAULT_ROOT_ENTRY_LIMIT`) writes one metadata file: th
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from icenb.errors import UnsupportedFeature, ValidationError
@@ -103,6 +104,19 @@ class V4Append(FastAppend):
     Manifests")."""
 
     _added: list[ContentEntry] | None = None
+    _writes = 0
+
+    def write(self, data: Any, metadata: TableMetadata) -> list[DataFile]:
+        """Write ``data`` as data files of the table and add them. Data file names count from 1
+        per operation id, so a later write of the same operation (an overwrite writes the kept
+        rows, then the new ones) takes its own id instead of overwriting the first files."""
+        operation_id = self._commit_uuid if not self._writes else str(uuid.uuid4())
+        files = self._write_rows(data, metadata, operation_id)
+        self._writes += 1
+        self._files.extend(files)
+        return files
+    #: The attempt being written: snapshot id, sequence number, the attempt's files.
+    _attempt: tuple[int, int, list[str]] | None = None
 
     def _new_entries(self, base: TableMetadata) -> list[ContentEntry]:
         """The ADDED root entries for the appended files; leaves are written once per
@@ -147,14 +161,41 @@ class V4Append(FastAppend):
         return [e if e.status == EntryStatus.EXISTING else e.with_status(EntryStatus.EXISTING)
                 for e in root.entries if e.is_live]
 
+    def _compact(self, base: TableMetadata, carried: list[ContentEntry]) -> list[ContentEntry]:
+        """The one compaction hook of every v4 producer: the carried entries (after the
+        commit's removals, before its new entries) with small children combined per
+        ``write.v4.compaction.*`` (docs/v4-layout.md §16). New leaves are attempt files."""
+        if self._attempt is None:
+            return carried
+        from icenb.table.v4_compaction import compact_root_entries
+        from icenb.table.v4_upgrade import legacy_leaf_reader
+
+        snapshot_id, sequence_number, files = self._attempt
+
+        def location() -> str:
+            loc = self._new_manifest_location(base)
+            files.append(loc)
+            return loc
+
+        result = compact_root_entries(
+            self._io, base, carried, new_location=location, snapshot_id=snapshot_id,
+            sequence_number=sequence_number, legacy=legacy_leaf_reader(self._io, base))
+        self.compacted = result.replaced
+        return list(result.entries)
+
+    #: Children the last attempt's compaction replaced (root files, leaves, manifest DVs).
+    compacted: tuple[ContentEntry, ...] = ()
+
     def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
                     sequence_number: int, attempt: int, files: list[str]) -> _Tree:
-        """Write the attempt's root manifest: the parent's entries in their order, then the
-        new ones (the order of the proposal's drawings)."""
+        """Write the attempt's root manifest: the parent's entries in their order (compacted,
+        :meth:`_compact`), then the new ones (the order of the proposal's drawings)."""
         if base.format_version < 4:
             raise ValidationError("V4Append commits to format-version 4 tables only",
                                   field="format-version", value=base.format_version)
-        entries = self._carried(base, parent) + self._new_entries(base)
+        self._attempt = (snapshot_id, sequence_number, files)
+        new = self._new_entries(base)  # leaves of the operation first: stable names
+        entries = self._compact(base, self._carried(base, parent)) + new
         location = join_location(
             metadata_dir(base), f"root-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")
         files.append(location)

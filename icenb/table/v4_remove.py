@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from icenb.errors import CommitConflict, UnsupportedFeature, ValidationError
+from icenb.errors import CommitConflict, ValidationError
 from icenb.io.content_manifest import (
+    ContentManifest,
     LeafManifest,
     inline_manifest_dv,
     read_leaves,
@@ -46,6 +47,7 @@ from icenb.table.snapshot_producer import (
 )
 from icenb.table.v4_planning import manifest_entry_of
 from icenb.table.v4_producer import V4Append
+from icenb.table.v4_upgrade import legacy_leaf_reader, root_entries_of_manifest_list
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -94,9 +96,19 @@ class V4Overwrite(V4Append):
 
     # ------------------------------------------------------------------ the tree
 
+    #: The lowest data sequence number of the data files the attempt keeps (and the table's
+    #: last sequence number): delete files below it apply to nothing and go (as v3).
+    _min_data_seq: int | None = None
+
     def _removes(self, e: ContentEntry, data_paths: set[str]) -> bool:
-        """Whether a live file entry goes: named by path (data / equality delete files), or a
-        data DV of a removed data file (a DV's location is a shared Puffin file)."""
+        """Whether a live file entry goes: named by path (data / equality delete files), a
+        data DV of a removed data file (a DV's location is a shared Puffin file), or a delete
+        file older than every kept data file (v3's ``MergingSnapshotProducer``)."""
+        seq = e.version_info.sequence_number
+        if (e.content_type in (ContentType.POSITION_DELETE, ContentType.EQUALITY_DELETE)
+                and self._min_data_seq is not None and seq is not None
+                and 0 < seq < self._min_data_seq):
+            return True
         if e.content_type == ContentType.POSITION_DELETE:
             return e.referenced_file in data_paths
         return e.content_type in (ContentType.DATA, ContentType.EQUALITY_DELETE) and (
@@ -131,14 +143,16 @@ class V4Overwrite(V4Append):
         if parent is None:
             self._check_found(parent, set())
             return self._new_entries(base)
-        if parent.root_manifest is None:
-            raise UnsupportedFeature("the parent snapshot has a manifest list: upgrading a v3 "
-                                     "table to v4 is not implemented yet", field="manifest-list",
-                                     value=parent.manifest_list)
-        root = read_root_manifest(self._io, parent.root_manifest,
-                                  snapshot_id=parent.snapshot_id,
-                                  sequence_number=parent.sequence_number)
-        leaves = {leaf.root_entry.location: leaf for leaf in read_leaves(self._io, root)}
+        if parent.root_manifest is None:  # first v4 commit after an upgrade (§14)
+            root = ContentManifest(parent.manifest_list or "", ManifestKind.ROOT,
+                                   tuple(root_entries_of_manifest_list(self._io, base, parent)),
+                                   0)
+        else:
+            root = read_root_manifest(self._io, parent.root_manifest,
+                                      snapshot_id=parent.snapshot_id,
+                                      sequence_number=parent.sequence_number)
+        leaves = {leaf.root_entry.location: leaf for leaf in read_leaves(
+            self._io, root, legacy=legacy_leaf_reader(self._io, base))}
         live_root = [e for e in root.entries if e.is_live]
         data_leaves = [lf for lf in leaves.values() if lf.manifest.kind == ManifestKind.DATA]
         # data files first: their removal decides which data DVs go
@@ -147,6 +161,13 @@ class V4Overwrite(V4Append):
         for leaf in data_leaves:
             data_paths.update(e.location for e in leaf.live_entries()
                               if e.location in self._remove_paths)
+        kept_seqs = [e.version_info.sequence_number for e in live_root
+                     if e.content_type == ContentType.DATA and e.location not in data_paths]
+        for leaf in data_leaves:
+            kept_seqs.extend(e.version_info.sequence_number for e in leaf.live_entries()
+                             if e.location not in data_paths)
+        self._min_data_seq = min([base.last_sequence_number,
+                                  *(s for s in kept_seqs if s is not None)])
         removed: list[DataFile] = []
         new_ordinals: dict[str, list[int]] = {}
         for leaf in leaves.values():
@@ -171,7 +192,8 @@ class V4Overwrite(V4Append):
             leaf = leaves[location]
             out.append(inline_manifest_dv(leaf.root_entry, _union(leaf, ordinals)))
         self._removed = removed
-        return out + self._new_entries(base)
+        new = self._new_entries(base)
+        return self._compact(base, out) + new
 
     def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
                     sequence_number: int, attempt: int, files: list[str]) -> _Tree:
@@ -180,6 +202,7 @@ class V4Overwrite(V4Append):
         if base.format_version < 4:
             raise ValidationError("V4Overwrite commits to format-version 4 tables only",
                                   field="format-version", value=base.format_version)
+        self._attempt = (snapshot_id, sequence_number, files)
         entries = self._new_root_entries(base, parent)
         location = join_location(
             metadata_dir(base), f"root-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")

@@ -7,7 +7,11 @@ table must perform this migration."* icenb's choices: docs/v4-layout.md §14.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 from icenb.errors import InvalidMetadata
+from icenb.io.content_manifest import LegacyLeafReader
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_list
 from icenb.spec.content_entry import (
@@ -21,7 +25,12 @@ from icenb.spec.manifest import EntryStatus, FileFormat, ManifestContent, Manife
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 
-__all__ = ["manifest_file_of", "root_entries_of_manifest_list", "root_entry_of"]
+__all__ = [
+    "legacy_leaf_reader",
+    "manifest_file_of",
+    "root_entries_of_manifest_list",
+    "root_entry_of",
+]
 
 
 def _count(v: int | None, name: str, m: ManifestFile) -> int:
@@ -84,3 +93,23 @@ def root_entries_of_manifest_list(io: FileIO, metadata: TableMetadata, parent: S
     """The root entries the first v4 commit carries from a manifest-list parent, in list
     order (proposal: "Upgrade")."""
     return [root_entry_of(m) for m in read_manifest_list(io, parent, 3)]
+
+
+def legacy_leaf_reader(io: FileIO, metadata: TableMetadata) -> LegacyLeafReader:
+    """A reader of the v1-v3 manifests a v4 root lists after an upgrade: every record in file
+    order (ordinal = position, docs/v4-layout.md §7) as a content entry with its status and
+    every inherited value (snapshot id, sequence numbers, first row id) explicit, as v3's
+    reader resolves them from the root entry (:func:`manifest_file_of`). Position delete files
+    that are not DVs have no v4 form (``UnsupportedFeature``)."""
+    from icenb.table.merging_producer import read_entries
+    from icenb.table.v4_producer import content_entry_of
+
+    def read(root_entry: ContentEntry) -> Sequence[ContentEntry]:
+        out = []
+        for e in read_entries(io, manifest_file_of(root_entry), metadata):
+            ce = content_entry_of(e.data_file, metadata)
+            out.append(replace(ce, version_info=VersionInfo(
+                e.status, e.snapshot_id, e.sequence_number, e.file_sequence_number)))
+        return out
+
+    return read

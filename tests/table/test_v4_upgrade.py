@@ -6,11 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import icenb
-from icenb.io.content_manifest import read_root_manifest
-from icenb.io.manifest_reader import read_manifest_list
-from icenb.spec.content_entry import ContentType
+from icenb.errors import UnsupportedVersion
+from icenb.io.content_manifest import (
+    load_manifest_dv,
+    read_content_manifest,
+    read_root_manifest,
+)
+from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
+from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.manifest import EntryStatus
+from icenb.table.v4_compaction import COMPACTION_MIN_COUNT
 from tests.table.test_v4_append import _rows
 
 _MOR = {"write.delete.mode": "merge-on-read"}
@@ -78,3 +86,100 @@ def test_filtered_scan_prunes_v3_manifests(tmp_path: Path) -> None:
     assert sorted(r["id"] for r in up.scan("p = 3").to_arrow().to_pylist()) == \
         [30, 31]
     assert plan.manifests_read < plan.manifests_total
+
+
+# ------------------------------------------------------------------ removals from v3 leaves
+
+_COW = {"write.delete.mode": "copy-on-write"}
+
+
+def _root_of(t: icenb.table.Table) -> list[ContentEntry]:
+    snap = t.current_snapshot
+    assert snap is not None and snap.root_manifest is not None
+    return list(read_root_manifest(t.io, snap.root_manifest, snapshot_id=snap.snapshot_id,
+                                   sequence_number=snap.sequence_number).entries)
+
+
+def _positions(t: icenb.table.Table, manifest: str) -> list[str]:
+    """The file paths of a v3 manifest's records in file order (their ordinals)."""
+    m = next(m for m in read_manifest_list(t.io, t.metadata.snapshots[2], 3)
+             if m.manifest_path == manifest)
+    return list(read_manifest_entries(t.io, [m], 3).column("data_file")
+                .combine_chunks().field("file_path").to_pylist())
+
+
+def test_a_delete_after_the_upgrade_puts_a_manifest_dv_on_the_v3_manifest(
+        tmp_path: Path) -> None:
+    """Removing D2 (p = 2) from a v3 manifest: the v3 manifest stays, a manifest DV over it
+    deletes D2's record position; rows and summary equal the v3 twin's."""
+    up, v3 = _twins(tmp_path)
+    for t in (up, v3):
+        t.set_properties(_COW)
+        t.delete("p = 2")
+    root = _root_of(up)
+    dvs = [e for e in root if e.content_type == ContentType.MANIFEST_DV]
+    assert len(dvs) == 1 and dvs[0].status == EntryStatus.ADDED
+    target = dvs[0].referenced_file
+    assert target is not None
+    ordinals = [int(i) for i in load_manifest_dv(up.io, dvs[0]).to_numpy()]
+    paths = _positions(up, target)
+    assert [paths[i] for i in ordinals] == [p for p in paths if "/p=2/" in p]
+    with pytest.raises(UnsupportedVersion):  # the leaf is still the v3 manifest
+        read_content_manifest(up.io, target)
+    assert up.current_snapshot is not None and v3.current_snapshot is not None
+    assert up.current_snapshot.summary == v3.current_snapshot.summary
+    _same(up, v3)
+    for t in (up, v3):  # a second removal from the same v3 manifest unions the DV
+        t.delete("p = 1")
+    dvs = [e for e in _root_of(up) if e.content_type == ContentType.MANIFEST_DV]
+    on_target = [e for e in dvs if e.referenced_file == target]
+    assert [e.status for e in on_target] == [EntryStatus.DELETED, EntryStatus.ADDED]
+    assert load_manifest_dv(up.io, on_target[1]).cardinality == 2
+    # D1's data DV (id = 10) goes with it: a manifest DV over the v3 delete manifest
+    others = [e for e in dvs if e.referenced_file != target]
+    assert [e.status for e in others] == [EntryStatus.ADDED]
+    _same(up, v3)
+    assert sorted(r["id"] for r in up.to_arrow().to_pylist()) == [30, 31]
+
+
+def test_an_overwrite_after_the_upgrade(tmp_path: Path) -> None:
+    up, v3 = _twins(tmp_path)
+    for t in (up, v3):
+        t.overwrite(_rows(5), "p = 3")
+    _same(up, v3)
+    assert sorted(r["id"] for r in up.to_arrow().to_pylist()) == [11, 20, 21, 50, 51]
+
+
+def test_a_merge_on_read_delete_after_the_upgrade(tmp_path: Path) -> None:
+    """The DV of p = 1's file lives in a v3 delete manifest: its replacement removes it with a
+    manifest DV over that manifest."""
+    up, v3 = _twins(tmp_path)
+    for t in (up, v3):
+        t.delete("id = 11")
+        t.delete("id = 20")
+    _same(up, v3)
+    root = _root_of(up)
+    dvs = [e for e in root if e.content_type == ContentType.MANIFEST_DV and e.is_live]
+    assert dvs  # the old DV in the v3 delete manifest was removed through a manifest DV
+    assert sorted(r["id"] for r in up.to_arrow().to_pylist()) == [21, 30, 31]
+
+
+def test_compaction_rewrites_v3_manifests_into_a_v4_leaf(tmp_path: Path) -> None:
+    up, v3 = _twins(tmp_path)
+    for t in (up, v3):
+        t.set_properties({**_COW, COMPACTION_MIN_COUNT: "2"})
+        t.delete("p = 2")  # a DV over the v3 data manifest holding D1, D2
+    before = {r["id"]: r["_row_id"]
+              for r in up.scan(columns=["id", "_row_id"]).to_arrow().to_pylist()}
+    up.append(_rows(4))
+    v3.append(_rows(4))
+    root = _root_of(up)
+    data = [e for e in root if e.content_type == ContentType.DATA_MANIFEST]
+    assert len(data) == 1 and data[0].status == EntryStatus.EXISTING
+    leaf = read_content_manifest(up.io, data[0].location)  # a v4 header now
+    assert len(leaf.entries) == 2  # D1 and D3: D2 dropped with the DV
+    assert not [e for e in root if e.content_type == ContentType.MANIFEST_DV]
+    after = {r["id"]: r["_row_id"]
+             for r in up.scan(columns=["id", "_row_id"]).to_arrow().to_pylist()}
+    assert {k: v for k, v in after.items() if k < 40} == before
+    assert sorted(after) == sorted(r["id"] for r in v3.to_arrow().to_pylist())
