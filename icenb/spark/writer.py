@@ -25,6 +25,10 @@ Modes: ``append``; ``overwrite`` replaces, in one ``overwrite`` snapshot,
   files holding them are rewritten without them on the driver, copy-on-write), or every row
   when no filter is given (Java's ``overwriteByRowFilter(alwaysTrue)``).
 
+EXPERIMENTAL format-version 4 tables (docs/v4-layout.md §17): appends commit a ``V4Append``,
+static overwrites a ``V4Overwrite``; dynamic partition overwrite is refused
+(``UnsupportedFeature``).
+
 Flow: ``writer()`` (driver, at ``save()``) loads the table, checks the DataFrame's columns and
 types against the table schema (a wrong name or type fails before any task runs) and pins what
 tasks need - schema, spec, sort order, properties, location, format version, FileIO - with one
@@ -217,6 +221,10 @@ def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loaded
         merge_enabled,
     )
 
+    if base.metadata.format_version >= 4:
+        return _v4_producer(catalog, identifier, io, base, files, overwrite=overwrite,
+                            branch=branch, snapshot_properties=snapshot_properties,
+                            operation_id=operation_id)
     if overwrite is None:  # as Table.append: merging manifests per commit.manifest.*
         append: FastAppend | MergeAppend = (
             MergeAppend if merge_enabled(base.metadata.properties) else FastAppend)(
@@ -245,12 +253,63 @@ def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loaded
     return producer
 
 
+def _v4_dynamic() -> errors.UnsupportedFeature:
+    """Dynamic partition overwrite has no v4 producer yet (docs/v4-layout.md §17)."""
+    return errors.UnsupportedFeature(
+        "dynamic partition overwrite is not implemented for format-version 4 tables "
+        "(experimental); use a static overwrite with overwrite-filter", field=OVERWRITE_MODE,
+        value="dynamic")
+
+
+def _v4_producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: LoadedTable,
+                 files: Sequence[DataFile], *, overwrite: Overwrite | None, branch: str,
+                 snapshot_properties: Mapping[str, str], operation_id: str
+                 ) -> SnapshotProducer:
+    """The producer of a Spark write on an EXPERIMENTAL v4 table (docs/v4-layout.md §17):
+    an append is a :class:`~icenb.table.v4_producer.V4Append`, a static overwrite a
+    :class:`~icenb.table.v4_remove.V4Overwrite` (files whose rows all match removed, partly
+    matching ones rewritten here on the driver); a dynamic overwrite is refused."""
+    from icenb.spec.expressions import ALWAYS_TRUE
+    from icenb.table.copy_on_write import plan_copy_on_write
+    from icenb.table.v4_producer import V4Append
+    from icenb.table.v4_remove import V4Overwrite
+
+    if overwrite is None:
+        append = V4Append(catalog, identifier, io, branch=branch,
+                          snapshot_properties=snapshot_properties)
+        append._commit_uuid = operation_id  # find_operation_snapshot looks for it
+        append.add_files(files)
+        return append
+    if overwrite.dynamic:
+        raise _v4_dynamic()
+    producer = V4Overwrite(catalog, identifier, io, branch=branch,
+                           snapshot_properties=snapshot_properties)
+    producer._commit_uuid = operation_id
+    producer.overwrite = True
+    producer.check_branch(base.metadata)
+    plan = plan_copy_on_write(io, base.metadata,
+                              ALWAYS_TRUE if overwrite.filter is None else overwrite.filter,
+                              branch=branch)
+    for f in plan.remove:
+        producer.delete_file(f)
+    if plan.keep_rows is not None and plan.keep_rows.num_rows:
+        try:
+            producer.write(plan.keep_rows, base.metadata)
+        except BaseException:
+            producer.abort()
+            raise
+    producer.add_files(files)
+    return producer
+
+
 def find_operation_snapshot(metadata: TableMetadata, operation_id: str) -> Snapshot | None:
-    """The snapshot committed by operation ``operation_id`` (its manifest list is named
-    ``snap-<id>-<attempt>-<operation id>.avro``), or None."""
+    """The snapshot committed by operation ``operation_id`` (its manifest list, or on v4 its
+    root manifest, is named ``snap-`` / ``root-<id>-<attempt>-<operation id>.avro``), or
+    None."""
     suffix = f"-{operation_id}.avro"
     for snap in metadata.snapshots:
-        if snap.manifest_list is not None and snap.manifest_list.endswith(suffix):
+        top = snap.manifest_list if snap.manifest_list is not None else snap.root_manifest
+        if top is not None and top.endswith(suffix):
             return snap
     return None
 
@@ -423,6 +482,8 @@ def _overwrite_of(options: Mapping[str, str], metadata: TableMetadata,
             raise ValidationError("a dynamic overwrite replaces the partitions the data "
                                   "touches: it takes no filter", field=OVERWRITE_FILTER,
                                   value=flt)
+        if metadata.format_version >= 4:
+            raise _v4_dynamic()
         return Overwrite(dynamic=True)
     if flt:
         from icenb.spec.expression_parser import parse

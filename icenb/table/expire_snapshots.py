@@ -24,11 +24,14 @@ Decisions where the spec is silent follow Iceberg Java 1.10's ``RemoveSnapshots`
 The commit is ``RemoveSnapshotRef`` for each dropped ref, ``RemoveStatistics`` /
 ``RemovePartitionStatistics`` and ``RemoveSnapshots``, retried on conflicts (the retention is
 computed again on the new state). Only after it succeeded are files deleted, with Java's
-"reachable files" rule (``ReachableFileCleanup``): manifest lists of expired snapshots; manifests
-of expired snapshots that no kept snapshot lists; the content files that are live in those
-manifests but in no manifest of a kept snapshot (compared by content and path, so a Puffin file
-holding deletion vectors stays while any kept manifest names it); statistics and partition
-statistics files no longer registered. Manifests are read through the Arrow manifest reader.
+"reachable files" rule (``ReachableFileCleanup``): a file is deleted when an expired snapshot
+references it and no kept snapshot does, in any role (a Puffin file holding deletion vectors
+stays while any kept snapshot names it) - manifest lists, manifests, the content files live in
+them; statistics and partition statistics files no longer registered. EXPERIMENTAL v4 snapshots
+reach files through their root manifest: its live file entries, its live leaves (v4 or, after
+an upgrade, v1-v3 manifests) minus the ordinals its manifest DVs delete, and the Puffin files of
+manifest DVs (docs/v4-layout.md §17). Whole-file reachability per snapshot matters there: a file
+a manifest DV removed is gone from every later snapshot while its leaf is still referenced.
 """
 
 from __future__ import annotations
@@ -38,16 +41,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.catalog.base import GC_ENABLED, bool_property, int_property
-from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
+from icenb.errors import IcebergError, NoSuchSnapshot, UnsupportedVersion, ValidationError
+from icenb.io.content_manifest import (
+    load_manifest_dv,
+    read_content_manifest,
+    read_root_manifest,
+)
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
     read_manifest_entries,
     read_manifest_list,
 )
+from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.manifest import EntryStatus, FileContent, ManifestFile
 from icenb.spec.snapshot import MAIN_BRANCH, SnapshotRef
 from icenb.spec.table_metadata import TableMetadata
@@ -59,6 +67,7 @@ from icenb.spec.table_updates import (
     TableUpdate,
     apply_updates,
 )
+from icenb.table.v4_upgrade import manifest_file_of
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -82,9 +91,10 @@ _DEFAULT_MIN_SNAPSHOTS = 1
 _DEFAULT_MAX_SNAPSHOT_AGE_MS = 5 * 24 * 60 * 60 * 1000  # 5 days
 _FOREVER = 2**63 - 1
 
-#: Kinds of deleted files, in the order they are deleted (as Java's ``DeletedFileType``).
-FILE_KINDS = ("data_files", "position_delete_files", "equality_delete_files", "manifests",
-              "manifest_lists", "statistics_files")
+#: Kinds of deleted files, in the order they are deleted (as Java's ``DeletedFileType``; v4
+#: adds ``manifest_dvs``, Puffin files of manifest DVs, and ``root_manifests``).
+FILE_KINDS = ("data_files", "position_delete_files", "equality_delete_files", "manifest_dvs",
+              "manifests", "root_manifests", "manifest_lists", "statistics_files")
 _CONTENT_KIND = {int(FileContent.DATA): "data_files",
                  int(FileContent.POSITION_DELETES): "position_delete_files",
                  int(FileContent.EQUALITY_DELETES): "equality_delete_files"}
@@ -192,32 +202,105 @@ def _changes(metadata: TableMetadata, plan: RetentionPlan) -> list[TableUpdate]:
 # --------------------------------------------------------------------------- files
 
 
-def _manifests(io: FileIO, metadata: TableMetadata, snapshot_ids: Iterable[int]
-               ) -> dict[str, ManifestFile]:
-    out: dict[str, ManifestFile] = {}
-    for sid in snapshot_ids:
-        snap = metadata.snapshot_by_id(sid)
+_ENTRY_KIND = {ContentType.DATA: "data_files",
+               ContentType.POSITION_DELETE: "position_delete_files",
+               ContentType.EQUALITY_DELETE: "equality_delete_files"}
+_CONTENT_KINDS = ("data_files", "position_delete_files", "equality_delete_files")
+
+
+class _Reachability:
+    """The files each snapshot references, by kind (:data:`FILE_KINDS`); manifests are read
+    once however many snapshots list them.
+
+    v1-v3 snapshot: its manifest list, the manifests it lists, their live content files.
+    v4 snapshot (docs/v4-layout.md §17): its root manifest; the root's live file entries;
+    its live leaf manifests (v4, or v1-v3 ones carried by an upgrade) and their live entries
+    except the ordinals the root's manifest DV for the leaf deletes; the Puffin files of
+    Puffin manifest DVs (inline ones have no file of their own: their ``location`` is the
+    leaf). A data DV's file is its Puffin file (``location``)."""
+
+    def __init__(self, io: FileIO, metadata: TableMetadata) -> None:
+        self._io = io
+        self._metadata = metadata
+        self._leaves: dict[str, list[tuple[bool, str, str]]] = {}
+
+    def _v3_manifest(self, m: ManifestFile) -> list[tuple[bool, str, str]]:
+        """(live, kind, path) of every record of a v1-v3 manifest, in file order."""
+        hit = self._leaves.get(m.manifest_path)
+        if hit is not None:
+            return hit
+        version = min(self._metadata.format_version, 3)
+        t = read_manifest_entries(self._io, [m], version,
+                                  columns=("data_file.file_path", "data_file.content"))
+        out: list[tuple[bool, str, str]] = []
+        if t.num_rows:
+            df = t.column("data_file")
+            for status, content, path in zip(
+                    t.column("status").to_pylist(),
+                    pc.struct_field(df, "content").to_pylist(),
+                    pc.struct_field(df, "file_path").to_pylist(), strict=True):
+                out.append((status != int(EntryStatus.DELETED),
+                            _CONTENT_KIND.get(content, "data_files"), path))
+        self._leaves[m.manifest_path] = out
+        return out
+
+    def _leaf(self, e: ContentEntry) -> list[tuple[bool, str, str]]:
+        """(live, kind, path) of every record of the leaf a root entry names, in ordinal
+        order (docs/v4-layout.md §7)."""
+        hit = self._leaves.get(e.location)
+        if hit is not None:
+            return hit
+        try:
+            m = read_content_manifest(self._io, e.location, length=e.file_size_in_bytes)
+        except UnsupportedVersion:  # a v1-v3 manifest carried by an upgrade (§14)
+            return self._v3_manifest(manifest_file_of(e))
+        out = [(x.is_live, _ENTRY_KIND.get(x.content_type, "data_files"), x.location)
+               for x in m.entries]
+        self._leaves[e.location] = out
+        return out
+
+    def files(self, snapshot_id: int) -> dict[str, set[str]]:
+        """The paths ``snapshot_id`` references, by kind."""
+        snap = self._metadata.snapshot_by_id(snapshot_id)
         assert snap is not None
-        for m in read_manifest_list(io, snap, metadata.format_version):
-            out.setdefault(m.manifest_path, m)
-    return out
-
-
-def _live_files(io: FileIO, manifests: Iterable[ManifestFile], format_version: int
-                ) -> set[tuple[int, str]]:
-    """(content, path) of every live (added or existing) entry of ``manifests``."""
-    entries = read_manifest_entries(io, list(manifests), format_version,
-                                    columns=("data_file.file_path", "data_file.content"))
-    if entries.num_rows == 0:
-        return set()
-    live = entries.filter(pc.not_equal(entries.column("status"),
-                                       pa.scalar(int(EntryStatus.DELETED), pa.int32())))
-    data_file = live.column("data_file")
-    pairs = pa.table({"content": pc.struct_field(data_file, "content"),
-                      "path": pc.struct_field(data_file, "file_path")})
-    pairs = pairs.group_by(["content", "path"]).aggregate([])
-    return set(zip(pairs.column("content").to_pylist(), pairs.column("path").to_pylist(),
-                   strict=True))
+        out: dict[str, set[str]] = {kind: set() for kind in FILE_KINDS}
+        if snap.root_manifest is None:
+            if snap.manifest_list is not None:
+                out["manifest_lists"].add(snap.manifest_list)
+            version = min(self._metadata.format_version, 3)
+            for m in read_manifest_list(self._io, snap, version):
+                out["manifests"].add(m.manifest_path)
+                for live, kind, path in self._v3_manifest(m):
+                    if live:
+                        out[kind].add(path)
+            return out
+        root = read_root_manifest(self._io, snap.root_manifest, snapshot_id=snapshot_id,
+                                  sequence_number=snap.sequence_number)
+        out["root_manifests"].add(root.location)
+        dvs: dict[str | None, tuple[int, ContentEntry]] = {}
+        for i, e in enumerate(root.entries):
+            if not e.is_live:
+                continue
+            if e.content_type == ContentType.MANIFEST_DV:
+                dvs[e.referenced_file] = (i, e)
+                if e.deletion_vector is not None and not e.deletion_vector.is_inline:
+                    out["manifest_dvs"].add(e.location)
+            elif not e.content_type.is_manifest:
+                out[_ENTRY_KIND[e.content_type]].add(e.location)
+        for e in root.entries:
+            if not (e.is_live and e.content_type.is_manifest):
+                continue
+            out["manifests"].add(e.location)
+            i, dv_entry = dvs.get(e.location, (-1, None))
+            deleted: set[int] = set()
+            if dv_entry is not None:
+                dv = load_manifest_dv(self._io, dv_entry, file=root.location,
+                                      where=f"entries[{i}]")
+                deleted = {int(x) for x in dv.to_numpy()}
+            for ordinal, (live, kind, path) in enumerate(self._leaf(e)):
+                if live and ordinal not in deleted:
+                    out[kind].add(path)
+        return out
 
 
 def _statistics_paths(metadata: TableMetadata) -> set[str]:
@@ -228,23 +311,27 @@ def _statistics_paths(metadata: TableMetadata) -> set[str]:
 def files_to_delete(io: FileIO, before: TableMetadata, after: TableMetadata,
                     *, clean_content: bool = True) -> dict[str, tuple[str, ...]]:
     """The files expiring ``before`` into ``after`` leaves unreferenced, by kind (see
-    :data:`FILE_KINDS`; Java's ``ReachableFileCleanup``). ``clean_content=False`` keeps data
-    and delete files (only metadata files are listed)."""
+    :data:`FILE_KINDS`): every file an expired snapshot references that no kept snapshot
+    references in any role (Java's ``ReachableFileCleanup``, extended to v4 roots, leaves and
+    manifest DVs). ``clean_content=False`` keeps data and delete files (only metadata files
+    are listed)."""
     kept_ids = {s.snapshot_id for s in after.snapshots}
-    expired = [s for s in before.snapshots if s.snapshot_id not in kept_ids]
+    expired = [s.snapshot_id for s in before.snapshots if s.snapshot_id not in kept_ids]
     out: dict[str, set[str]] = {kind: set() for kind in FILE_KINDS}
-    out["manifest_lists"] = {s.manifest_list for s in expired if s.manifest_list is not None}
-    candidates = _manifests(io, before, (s.snapshot_id for s in expired))
-    if candidates:
-        kept = _manifests(io, before, kept_ids)
-        doomed = [m for path, m in candidates.items() if path not in kept]
-        if doomed:
-            if clean_content:
-                unreferenced = (_live_files(io, doomed, before.format_version)
-                                - _live_files(io, kept.values(), before.format_version))
-                for content, path in unreferenced:
-                    out[_CONTENT_KIND.get(content, "data_files")].add(path)
-            out["manifests"] = {m.manifest_path for m in doomed}
+    if expired:
+        reach = _Reachability(io, before)
+        for sid in expired:
+            for kind, paths in reach.files(sid).items():
+                out[kind] |= paths
+        kept: set[str] = set()
+        for sid in sorted(kept_ids):
+            for paths in reach.files(sid).values():
+                kept |= paths
+        for kind in FILE_KINDS:
+            out[kind] -= kept
+        if not clean_content:
+            for kind in _CONTENT_KINDS:
+                out[kind] = set()
     out["statistics_files"] = _statistics_paths(before) - _statistics_paths(after)
     return {kind: tuple(sorted(paths)) for kind, paths in out.items()}
 

@@ -21,9 +21,11 @@ Resolution and Retry". Behaviour and checks follow Iceberg Java 1.10's ``ManageS
   (``replace-partitions=true``) as a :class:`~icenb.table.merging_producer.ReplacePartitions`
   whose parent must be an ancestor of the branch and whose partitions must not have changed
   since; the new snapshot's summary has ``source-snapshot-id`` (and ``published-wap-id`` for
-  a ``wap.id``). A snapshot that is already an ancestor of the branch, or was already picked
-  into it, or whose ``wap.id`` was already published there, is refused, as is any other
-  operation.
+  a ``wap.id``). On an EXPERIMENTAL v4 table the picked append is re-applied as a
+  :class:`~icenb.table.v4_producer.V4Append` (docs/v4-layout.md §17); picking a dynamic
+  overwrite there is refused (``UnsupportedFeature``). A snapshot that is already an
+  ancestor of the branch, or was already picked into it, or whose ``wap.id`` was already
+  published there, is refused, as is any other operation.
 
 A ref change is one metadata commit ``[RemoveSnapshotRef..., SetSnapshotRef...]`` with
 ``AssertTableUUID`` and ``AssertRefSnapshotId`` for every ref the requests named (its snapshot
@@ -48,6 +50,7 @@ import pyarrow.compute as pc
 from icenb.errors import (
     CommitConflict,
     NoSuchSnapshot,
+    UnsupportedFeature,
     ValidationError,
 )
 from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
@@ -75,6 +78,7 @@ from icenb.table.snapshot_producer import (
     commit_to_table,
 )
 from icenb.table.table_update import MetadataChange, commit_change, uuid_requirement
+from icenb.table.v4_producer import V4Append
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -455,9 +459,12 @@ def _added_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
     from icenb.table.scan_planning import _content_files
 
     md = table.metadata
-    manifests = [m for m in read_manifest_list(table.io, snap, md.format_version)
+    if snap.root_manifest is not None:
+        return _added_v4_data_files(table, snap)
+    version = min(md.format_version, 3)
+    manifests = [m for m in read_manifest_list(table.io, snap, version)
                  if m.added_snapshot_id == snap.snapshot_id]
-    entries = read_manifest_entries(table.io, manifests, md.format_version)
+    entries = read_manifest_entries(table.io, manifests, version)
     if entries.num_rows == 0:
         return []
     content = pc.struct_field(entries.column("data_file"), "content")
@@ -469,6 +476,32 @@ def _added_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
         pc.equal(content, pa.scalar(int(FileContent.DATA), pa.int32())))
     files = _content_files(entries.filter(mask), md.specs_by_id, md.schema)
     return [replace(f, first_row_id=None, data_sequence_number=None) for f in files]
+
+
+def _added_v4_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
+    """The data files a v4 snapshot added: ADDED data entries of its root and of the leaves
+    it added (inheritance applied), as v3 files to add again (docs/v4-layout.md §17)."""
+    from icenb.io.content_manifest import read_leaves, read_root_manifest
+    from icenb.spec.content_entry import ContentType
+    from icenb.table.v4_planning import manifest_entry_of
+
+    md = table.metadata
+    assert snap.root_manifest is not None
+    root = read_root_manifest(table.io, snap.root_manifest, snapshot_id=snap.snapshot_id,
+                              sequence_number=snap.sequence_number)
+    entries = list(root.entries)
+    for leaf in read_leaves(table.io, root):
+        if leaf.root_entry.status == EntryStatus.ADDED:
+            entries += leaf.live_entries()
+    out: list[DataFile] = []
+    for e in entries:
+        if (e.content_type == ContentType.DATA and e.status == EntryStatus.ADDED
+                and e.version_info.snapshot_id == snap.snapshot_id):
+            spec = md.spec_by_id(e.partition_spec_id)
+            assert spec is not None
+            f = manifest_entry_of(e, spec.partition_type(md.schema)).data_file
+            out.append(replace(f, first_row_id=None, data_sequence_number=None))
+    return out
 
 
 def _ancestor_checks(base: TableMetadata, branch: str, picked: Snapshot) -> None:
@@ -530,6 +563,10 @@ class _CherryPickMergeAppend(_PickChecks, MergeAppend):
     as Java's ``CherryPickOperation``, a merging producer)."""
 
 
+class _CherryPickV4Append(_PickChecks, V4Append):
+    """A picked ``append`` re-applied on an EXPERIMENTAL v4 table (docs/v4-layout.md §17)."""
+
+
 class _CherryPickOverwrite(_PickChecks, ReplacePartitions):
     """A picked dynamic partition overwrite re-applied on a branch: its partitions replaced
     by its files, failing when they changed since the picked snapshot's parent."""
@@ -555,6 +592,11 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) ->
         raise ValidationError(f"cannot cherry-pick snapshot {picked.snapshot_id}: not an "
                               "append, a dynamic overwrite or a fast-forward of "
                               f"{branch!r}", field="operation", value=operation)
+    if dynamic and table.metadata.format_version >= 4:
+        raise UnsupportedFeature(
+            f"cannot cherry-pick overwrite {picked.snapshot_id}: re-applying a dynamic "
+            "partition overwrite is not implemented for format-version 4 tables",
+            field="format-version", value=table.metadata.format_version)
     _ancestor_checks(table.metadata, branch, picked)
     if dynamic and picked.parent_snapshot_id is not None and (
             head is None or not table.metadata.is_ancestor(picked.parent_snapshot_id, head)):
@@ -567,8 +609,12 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) ->
         properties[PUBLISHED_WAP_ID] = wap_id
     catalog, identifier = table._writable()
     files = _added_data_files(table, picked)
-    producer: _CherryPickFastAppend | _CherryPickMergeAppend | _CherryPickOverwrite
-    if dynamic:
+    producer: (_CherryPickFastAppend | _CherryPickMergeAppend | _CherryPickOverwrite
+               | _CherryPickV4Append)
+    if table.metadata.format_version >= 4:
+        producer = _CherryPickV4Append(catalog, identifier, table.io, branch=branch,
+                                       snapshot_properties=properties)
+    elif dynamic:
         producer = _CherryPickOverwrite(catalog, identifier, table.io, branch=branch,
                                         snapshot_properties=properties)
         producer.validate_from_snapshot(picked.parent_snapshot_id)
