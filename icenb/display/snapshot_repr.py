@@ -180,6 +180,9 @@ def _snapshot_pairs(s: Snapshot) -> list[tuple[str, str, str]]:
         rows.append(("schema id", h.esc(s.schema_id), str(s.schema_id)))
     if s.manifest_list is not None:
         rows.append(("manifest list", _path(s.manifest_list), fmt.cut(s.manifest_list, PATH_LIMIT)))
+    if s.root_manifest is not None:  # experimental v4 (docs/v4-layout.md §5)
+        rows.append(("root manifest", _path(s.root_manifest),
+                     fmt.cut(s.root_manifest, PATH_LIMIT)))
     if s.manifests is not None:  # v1 without a manifest list
         head, n_hidden, tail = fmt.fold(s.manifests, get_options().display_max_manifests)
         names = [fmt.file_name(m) for m in (*head, *tail)]
@@ -196,7 +199,8 @@ def _snapshot_pairs(s: Snapshot) -> list[tuple[str, str, str]]:
 
 @register(Snapshot)
 def snapshot_repr(s: Snapshot) -> Rendered:
-    """A snapshot card: ids, sequence number, time, operation, manifest list and summary."""
+    """A snapshot card: ids, sequence number, time, operation, manifest list (v4: root
+    manifest) and summary."""
     pairs = _snapshot_pairs(s)
     summ = summary_fragment(s.summary)
     html = h.card("Snapshot", str(s.snapshot_id),

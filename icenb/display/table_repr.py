@@ -339,7 +339,9 @@ def table_rendered(t: Table) -> Rendered:
     n_snaps = len(md.snapshots)
     n_refs = len(md.refs)
     current = md.current_snapshot_id
-    sub = [f"format v{md.format_version}", fmt.plural(n_snaps, "snapshot"),
+    version = f"format v{md.format_version}" + (" (experimental)" if md.format_version >= 4
+                                                else "")
+    sub = [version, fmt.plural(n_snaps, "snapshot"),
            fmt.plural(n_refs, "ref"), f"current {current}" if current is not None
            else "no current snapshot"]
     subtitle = " · ".join(sub)
@@ -490,7 +492,8 @@ def _manage_snapshots(m: ManageSnapshots) -> Rendered:
 
 _KIND_LABEL = {"data_files": "data files", "position_delete_files": "position delete files",
                "equality_delete_files": "equality delete files", "manifests": "manifests",
-               "manifest_lists": "manifest lists", "statistics_files": "statistics files"}
+               "manifest_lists": "manifest lists", "statistics_files": "statistics files",
+               "manifest_dvs": "manifest DV files", "root_manifests": "root manifests"}
 
 
 @register(ExpireSnapshotsResult)

@@ -25,12 +25,18 @@ import pyarrow.compute as pc
 
 from icenb.errors import ValidationError
 from icenb.io.file_io import FileIO
-from icenb.io.manifest_reader import live_data_files, shared_manifest_cache
-from icenb.spec.manifest import FileContent, FileFormat
+from icenb.io.manifest_reader import (
+    LiveFiles,
+    ManifestCache,
+    live_data_files,
+    shared_manifest_cache,
+)
+from icenb.spec.manifest import EntryStatus, FileContent, FileFormat
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.evolution_history import resolve_snapshot
 from icenb.table.scan_planning import match_deletes
+from icenb.table.v4_planning import snapshot_entries
 
 __all__ = ["DeleteApplication", "FileInfo", "FileSet", "SnapshotDiff", "diff_snapshots"]
 
@@ -369,6 +375,21 @@ def _file_set(metadata: TableMetadata, entries: pa.Table, max_files: int
     return fs, np.concatenate([head_rows, tail_rows])
 
 
+def _live_files(io: FileIO, metadata: TableMetadata, snapshot: Snapshot,
+                cache: ManifestCache) -> LiveFiles:
+    """A snapshot's live data and delete file entries; on a v4 snapshot those of its root and
+    live leaves, without the entries its manifest DVs remove (docs/v4-layout.md §18)."""
+    if snapshot.root_manifest is None:
+        return live_data_files(io, metadata, snapshot.snapshot_id, columns=_COLUMNS,
+                               cache=cache)
+    entries = snapshot_entries(io, metadata, snapshot, cache=cache).entries
+    live = entries.filter(pc.not_equal(entries.column("status"),
+                                       pa.scalar(int(EntryStatus.DELETED), pa.int32())))
+    content = pc.struct_field(live.column("data_file"), "content")
+    is_data = pc.equal(content, pa.scalar(int(FileContent.DATA), pa.int32()))
+    return LiveFiles(live.filter(is_data), live.filter(pc.invert(is_data)))
+
+
 def diff_snapshots(metadata: TableMetadata, io: FileIO, a: int | str, b: int | str, *,
                    max_files: int = DEFAULT_MAX_FILES) -> SnapshotDiff:
     """The diff from snapshot ``a`` to snapshot ``b`` (ids or ref names), by live file (path,
@@ -379,8 +400,8 @@ def diff_snapshots(metadata: TableMetadata, io: FileIO, a: int | str, b: int | s
     snap_a = resolve_snapshot(metadata, a, what="a")
     snap_b = resolve_snapshot(metadata, b, what="b")
     cache = shared_manifest_cache(io)
-    live_a = live_data_files(io, metadata, snap_a.snapshot_id, columns=_COLUMNS, cache=cache)
-    live_b = live_data_files(io, metadata, snap_b.snapshot_id, columns=_COLUMNS, cache=cache)
+    live_a = _live_files(io, metadata, snap_a, cache)
+    live_b = _live_files(io, metadata, snap_b, cache)
 
     data_added_e = _only_in(live_b.data_files, live_a.data_files)
     data_removed_e = _only_in(live_a.data_files, live_b.data_files)

@@ -14,14 +14,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow.compute as pc
+
 from icenb.errors import NoSuchSnapshot, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_list_table, shared_manifest_cache
+from icenb.spec.content_entry import ContentType
+from icenb.spec.manifest import EntryStatus, FileContent
 from icenb.spec.partition_spec import PartitionField, PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import LazySequence, TableMetadata
 from icenb.spec.types import NestedField, NestedType
+from icenb.table.v4_planning import snapshot_entries
 
 __all__ = [
     "FieldChange",
@@ -496,8 +501,34 @@ def _spec_changes(fid: int, before: PartitionFieldVersion | None,
     return out
 
 
+def _v4_usage(io: FileIO, metadata: TableMetadata, snapshot: Snapshot) -> dict[int, SpecUsage]:
+    """Per spec id of a v4 snapshot: its root's live leaves, and the live files and rows of
+    the root and those leaves, manifest DVs applied (docs/v4-layout.md §18)."""
+    got = snapshot_entries(io, metadata, snapshot, cache=shared_manifest_cache(io))
+    acc: dict[int, list[int]] = {}
+    for e in got.leaves:
+        a = acc.setdefault(e.partition_spec_id, [0, 0, 0, 0, 0, 0])
+        a[0 if e.content_type == ContentType.DATA_MANIFEST else 1] += 1
+    entries = got.entries
+    data_file = entries.column("data_file")
+    for spec, status, content, records in zip(
+            entries.column("partition_spec_id").to_pylist(),
+            entries.column("status").to_pylist(),
+            pc.struct_field(data_file, "content").to_pylist(),
+            pc.struct_field(data_file, "record_count").to_pylist(), strict=True):
+        if status == int(EntryStatus.DELETED):
+            continue
+        a = acc.setdefault(int(spec), [0, 0, 0, 0, 0, 0])
+        base = 2 if int(content) == int(FileContent.DATA) else 4
+        a[base] += 1
+        a[base + 1] += int(records or 0)
+    return {sid: SpecUsage(sid, *a) for sid, a in sorted(acc.items())}
+
+
 def _usage(io: FileIO, metadata: TableMetadata, snapshot: Snapshot) -> dict[int, SpecUsage]:
     """Files and rows per spec id from the snapshot's manifest list (the one read allowed)."""
+    if snapshot.root_manifest is not None:
+        return _v4_usage(io, metadata, snapshot)
     table = read_manifest_list_table(io, snapshot, metadata.format_version,
                                      cache=shared_manifest_cache(io))
     cols: Mapping[str, list[Any]] = {

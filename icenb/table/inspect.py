@@ -53,6 +53,12 @@ snapshot commit time, then the highest spec id), where the reference keeps which
 the newest snapshot it happened to count first; as there, entries of expired snapshots do not
 count (a partition with only such entries has ``spec_id`` 0).
 
+EXPERIMENTAL format-version 4 snapshots (root + leaf manifests, docs/v4-layout.md §18): the
+entry rows come from the root and its live leaves
+(:func:`~icenb.table.v4_planning.snapshot_entries`), a leaf entry a manifest DV removes reading
+DELETED; ``manifests`` lists the root's live leaves with ``manifest_dv_removed_count``; v4
+tables add ``manifest_path`` to the entries tables and ``root_manifest`` to ``snapshots``.
+
 A ``partition`` column (or ``data_file.partition``) is left out when the table has never been
 partitioned, as in the reference implementation. Partition structs hold the fields of every
 spec whose source column is still in the schema (matched by partition field id; the
@@ -76,10 +82,12 @@ import pyarrow.parquet as pq
 
 from icenb.errors import CorruptFile, IcebergError, NoSuchSnapshot, UnsupportedFeature
 from icenb.io.avro_files import read_avro_file
+from icenb.io.content_manifest import read_root_manifest
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
     DEFAULT_MAX_WORKERS,
     ManifestCache,
+    concat_entry_tables,
     read_manifest_entries,
     read_manifest_list,
     read_manifest_list_table,
@@ -87,6 +95,7 @@ from icenb.io.manifest_reader import (
 )
 from icenb.io.orc_files import read_orc_file
 from icenb.io.puffin import read_deletion_vector
+from icenb.spec.content_entry import ContentType
 from icenb.spec.manifest import (
     EntryStatus,
     FieldSummary,
@@ -104,6 +113,8 @@ from icenb.spec.types import NestedField, UnknownType
 from icenb.spec.values import from_bytes, to_human
 from icenb.table.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_schema, to_arrow_type
 from icenb.table.task_reader import project_table
+from icenb.table.v4_planning import SnapshotEntries, snapshot_entries
+from icenb.table.v4_upgrade import manifest_file_of
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -152,6 +163,9 @@ _DELETE_ROW_ID = 2147483544
 
 # What ``partitions`` needs from each entry (the inheritance columns are always read).
 _PARTITIONS_COLUMNS = ("data_file.partition", "data_file.file_size_in_bytes")
+
+# v4 column of ``manifests``: entries of the leaf its root's manifest DV removes.
+_DV_REMOVED = "manifest_dv_removed_count"
 
 
 
@@ -207,6 +221,9 @@ class InspectTables:
                 pa.string()),
             "manifest_list": pa.array([s.manifest_list for s in snaps], pa.string()),
             "summary": pa.array(summaries, pa.map_(pa.string(), pa.string())),
+            # v4 tables: the snapshot's root manifest (docs/v4-layout.md §18)
+            **({"root_manifest": pa.array([s.root_manifest for s in snaps], pa.string())}
+               if self._table.metadata.format_version >= 4 else {}),
         })
 
     @_tagged
@@ -275,38 +292,38 @@ class InspectTables:
 
     @_tagged
     def manifests(self, snapshot_id: int | None = None) -> pa.Table:
-        """The manifests of a snapshot (default: the current one; none without one)."""
+        """The manifests of a snapshot (default: the current one; none without one). On a v4
+        snapshot: the live leaf manifests its root lists (docs/v4-layout.md §18)."""
         snap = self._snapshot(snapshot_id)
-        files = [] if snap is None else self._manifest_files(snap)
-        return _manifest_rows(self._table.metadata, files)
+        return self._manifests_of(snap)
 
     @_tagged
     def entries(self, snapshot_id: int | None = None) -> pa.Table:
         """Every manifest entry of a snapshot, DELETED ones included (spec: Manifests)."""
-        return self._entries_table(self._raw_entries(self._snapshot_manifests(snapshot_id)))
+        return self._entries_table(self._snapshot_raw(self._snapshot(snapshot_id)))
 
     @_tagged
     def files(self, snapshot_id: int | None = None) -> pa.Table:
         """The live data and delete files of a snapshot, one column per ``data_file`` field."""
-        return self._files(self._snapshot_manifests(snapshot_id), None)
+        return self._files(self._snapshot_raw(self._snapshot(snapshot_id)))
 
     @_tagged
     def data_files(self, snapshot_id: int | None = None) -> pa.Table:
         """The live data files of a snapshot (from its data manifests)."""
-        return self._files(self._snapshot_manifests(snapshot_id), ManifestContent.DATA)
+        return self._files(self._snapshot_raw(self._snapshot(snapshot_id), ManifestContent.DATA))
 
     @_tagged
     def delete_files(self, snapshot_id: int | None = None) -> pa.Table:
         """The live delete files of a snapshot (from its delete manifests)."""
-        return self._files(self._snapshot_manifests(snapshot_id), ManifestContent.DELETES)
+        return self._files(self._snapshot_raw(self._snapshot(snapshot_id),
+                                              ManifestContent.DELETES))
 
     @_tagged
     def partitions(self, snapshot_id: int | None = None) -> pa.Table:
         """Per partition, the counts and sizes of a snapshot's live data and delete files and
         when the partition last changed (spec: Manifests; see the module docstring)."""
         md = self._table.metadata
-        manifests = self._snapshot_manifests(snapshot_id)
-        raw = self._raw_entries(manifests, columns=_PARTITIONS_COLUMNS)
+        raw = self._snapshot_raw(self._snapshot(snapshot_id), columns=_PARTITIONS_COLUMNS)
         return _partitions_table(md, _keep(raw, _live(raw)))
 
     @_tagged
@@ -314,9 +331,7 @@ class InspectTables:
         """Every position deleted by a snapshot's live position delete files and deletion
         vectors (spec: "Position Delete Files", "Deletion Vectors")."""
         md = self._table.metadata
-        manifests = [m for m in self._snapshot_manifests(snapshot_id)
-                     if m.content == ManifestContent.DELETES]
-        raw = self._raw_entries(manifests)
+        raw = self._snapshot_raw(self._snapshot(snapshot_id), ManifestContent.DELETES)
         keep = pc.and_(_live(raw), pc.equal(
             pc.struct_field(_combined(raw.column("data_file")), "content"),
             pa.scalar(int(FileContent.POSITION_DELETES), pa.int32())))
@@ -328,31 +343,38 @@ class InspectTables:
     def all_manifests(self) -> pa.Table:
         """The manifests of every snapshot in the metadata, one row per (snapshot, manifest),
         with ``reference_snapshot_id`` naming the snapshot."""
+        md = self._table.metadata
+        if md.format_version >= 4:
+            parts = [self._manifests_of(s) for s in md.snapshots]
+            refs = [s.snapshot_id for s, t in zip(md.snapshots, parts, strict=True)
+                    for _ in range(t.num_rows)]
+            rows = pa.concat_tables(parts) if parts else self._manifests_of(None)
+            return rows.append_column("reference_snapshot_id", pa.array(refs, pa.int64()))
         distinct, refs, positions = self._reachable()
-        rows = _manifest_rows(self._table.metadata, distinct)
+        rows = _manifest_rows(md, distinct)
         rows = rows.take(pa.array(positions, pa.int64()))
         return rows.append_column("reference_snapshot_id", pa.array(refs, pa.int64()))
 
     @_tagged
     def all_entries(self) -> pa.Table:
         """Every entry of every distinct manifest reachable from a snapshot in the metadata."""
-        return self._entries_table(self._raw_entries(self._reachable()[0]))
+        return self._entries_table(self._all_raw())
 
     @_tagged
     def all_files(self) -> pa.Table:
         """The live files of every distinct manifest reachable from a snapshot (a file in two
         manifests has two rows, as in the reference)."""
-        return self._files(self._reachable()[0], None)
+        return self._files(self._all_raw())
 
     @_tagged
     def all_data_files(self) -> pa.Table:
         """The live data files of every distinct data manifest reachable from a snapshot."""
-        return self._files(self._reachable()[0], ManifestContent.DATA)
+        return self._files(self._all_raw(ManifestContent.DATA))
 
     @_tagged
     def all_delete_files(self) -> pa.Table:
         """The live delete files of every distinct delete manifest reachable from a snapshot."""
-        return self._files(self._reachable()[0], ManifestContent.DELETES)
+        return self._files(self._all_raw(ManifestContent.DELETES))
 
     # ------------------------------------------------------------------ helpers
 
@@ -371,9 +393,76 @@ class InspectTables:
     def _manifest_files(self, snap: Snapshot) -> list[ManifestFile]:
         return read_manifest_list(self._table.io, snap, self._table.metadata.format_version)
 
-    def _snapshot_manifests(self, snapshot_id: int | None) -> list[ManifestFile]:
-        snap = self._snapshot(snapshot_id)
-        return [] if snap is None else self._manifest_files(snap)
+    def _v4_entries(self, snap: Snapshot) -> SnapshotEntries:
+        return snapshot_entries(self._table.io, self._table.metadata, snap, cache=self._cache)
+
+    def _manifests_of(self, snap: Snapshot | None) -> pa.Table:
+        """The ``manifests`` rows of one snapshot; a v4 table's have the v4 column
+        ``manifest_dv_removed_count`` (entries of the leaf its root's manifest DV removes)."""
+        md = self._table.metadata
+        if snap is None or snap.root_manifest is None:
+            files = [] if snap is None else self._manifest_files(snap)
+            rows = _manifest_rows(md, files)
+            if md.format_version < 4:
+                return rows
+            return rows.append_column(_DV_REMOVED, pa.array([0] * rows.num_rows, pa.int32()))
+        root = read_root_manifest(self._table.io, snap.root_manifest,
+                                  snapshot_id=snap.snapshot_id,
+                                  sequence_number=snap.sequence_number)
+        removed = {e.referenced_file: e.record_count for e in root.entries
+                   if e.is_live and e.content_type == ContentType.MANIFEST_DV}
+        leaves = [e for e in root.entries if e.is_live and e.content_type.is_manifest]
+        rows = _manifest_rows(md, [manifest_file_of(e) for e in leaves])
+        return rows.append_column(_DV_REMOVED, pa.array(
+            [removed.get(e.location, 0) for e in leaves], pa.int32()))
+
+    def _snapshot_raw(self, snap: Snapshot | None, content: ManifestContent | None = None,
+                      columns: Sequence[str] | None = None) -> pa.Table:
+        """The entry rows of a snapshot's manifests (of one content, when given); on a v4
+        snapshot those of its root and live leaves (:func:`snapshot_entries`)."""
+        if snap is None:
+            return self._raw_entries([])
+        if snap.root_manifest is not None:
+            raw = self._v4_entries(snap).entries
+            if content is None:
+                return raw
+            return raw.filter(pc.equal(raw.column("manifest_content"),
+                                       pa.scalar(int(content), pa.int32())))
+        manifests = self._manifest_files(snap)
+        if content is not None:
+            manifests = [m for m in manifests if m.content == content]
+        return self._raw_entries(manifests, columns=columns)
+
+    def _all_raw(self, content: ManifestContent | None = None) -> pa.Table:
+        """The entry rows of the distinct manifests of every snapshot. In a v4 table a root is
+        a manifest of its own (its carried files repeat per root); a leaf's entry is kept once
+        per status it has under the roots that list it (docs/v4-layout.md §18)."""
+        md = self._table.metadata
+        if md.format_version < 4:
+            manifests = self._reachable()[0]
+            if content is not None:
+                manifests = [m for m in manifests if m.content == content]
+            return self._raw_entries(manifests)
+        parts = [self._snapshot_raw(s, content) for s in md.snapshots]
+        if not parts:
+            return self._raw_entries([])
+        whole = concat_entry_tables(parts)
+        df = _combined(whole.column("data_file"))
+        keys = zip(whole.column("manifest_path").to_pylist(),
+                   pc.struct_field(df, "file_path").to_pylist(),
+                   (pc.struct_field(df, "referenced_data_file").to_pylist()
+                    if df.type.get_field_index("referenced_data_file") >= 0
+                    else [None] * len(df)),
+                   whole.column("status").to_pylist(), strict=True)
+        seen: set[tuple[Any, ...]] = set()
+        keep: list[int] = []
+        for i, key in enumerate(keys):
+            if key not in seen:
+                seen.add(key)
+                keep.append(i)
+        if len(keep) == whole.num_rows:
+            return whole
+        return whole.take(pa.array(keep, pa.int64()))
 
     def _reachable(self) -> tuple[list[ManifestFile], list[int], list[int]]:
         """The distinct manifests (by path) of every snapshot, in first-seen order, and per
@@ -410,19 +499,19 @@ class InspectTables:
 
     def _entries_table(self, raw: pa.Table) -> pa.Table:
         data_file = _data_file(self._table.metadata, raw)
-        return pa.table({
+        columns: dict[str, pa.Array | pa.ChunkedArray] = {
             "status": raw.column("status").cast(pa.int32()),
             "snapshot_id": raw.column("snapshot_id").cast(pa.int64()),
             "sequence_number": raw.column("sequence_number").cast(pa.int64()),
             "file_sequence_number": raw.column("file_sequence_number").cast(pa.int64()),
             "data_file": data_file,
-        })
+        }
+        if self._table.metadata.format_version >= 4:
+            # v4: the root or leaf manifest listing the entry (docs/v4-layout.md §18)
+            columns["manifest_path"] = raw.column("manifest_path").cast(pa.string())
+        return pa.table(columns)
 
-    def _files(self, manifests: Sequence[ManifestFile],
-               content: ManifestContent | None) -> pa.Table:
-        if content is not None:
-            manifests = [m for m in manifests if m.content == content]
-        raw = self._raw_entries(manifests)
+    def _files(self, raw: pa.Table) -> pa.Table:
         raw = _keep(raw, _live(raw))
         data_file = _data_file(self._table.metadata, raw)
         return pa.Table.from_arrays(data_file.flatten(),

@@ -74,6 +74,7 @@ from icenb.spec.types import (
 )
 from icenb.table.arrow_schema import arrow_field_id, to_arrow_type
 from icenb.table.snapshot_producer import metadata_dir
+from icenb.table.v4_planning import snapshot_entries
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -114,11 +115,12 @@ def _column(field_id: int, required: bool, **defaults: Any) -> NestedField:
 
 def partition_stats_schema(partition_type: StructType, format_version: int) -> Schema:
     """The schema of a partition statistics file for a unified partition type (spec: "Partition
-    Statistics File"; v3, as Java: delete counts required and ``dv_count`` (13) added)."""
+    Statistics File"; v3, as Java: delete counts required and ``dv_count`` (13) added; the
+    experimental v4 uses v3's, docs/v4-layout.md §18)."""
     if not partition_type.fields:
         raise UnsupportedFeature("partition statistics need a partitioned table",
                                  field="partition-specs")
-    if format_version not in (1, 2, 3):
+    if format_version not in (1, 2, 3, 4):
         raise ValidationError("unsupported format version for partition statistics",
                               field="format-version", value=format_version)
     v3 = format_version >= 3
@@ -221,11 +223,20 @@ def compute_partition_stats(io: FileIO, metadata: TableMetadata, snapshot_id: in
     target = _arrow_schema(schema)
     snapshot = metadata.snapshot_by_id(sid)
     assert snapshot is not None
+    parts = [target.empty_table()]
+    if snapshot.root_manifest is not None:
+        # v4: the root's and live leaves' entries, manifest DVs as DELETED (v4-layout §18)
+        every = snapshot_entries(io, metadata, snapshot, cache=cache).entries
+        spec_ids = every.column("partition_spec_id")
+        for spec_id in sorted(set(spec_ids.to_pylist())):
+            entries = every.filter(pc.equal(spec_ids, pa.scalar(spec_id, pa.int32())))
+            parts.append(_aggregate(entries, metadata, partition_type, target))
+        table = pa.concat_tables(parts)
+        return table.take(pa.array(_sorted_indices(table, partition_type), pa.int64()))
     manifests = read_manifest_list(io, snapshot, metadata.format_version)
     by_spec: dict[int, list[Any]] = {}
     for m in manifests:
         by_spec.setdefault(m.partition_spec_id, []).append(m)
-    parts = [target.empty_table()]
     for spec_id in sorted(by_spec):
         # One spec at a time: its manifests share one partition struct (a v1 void field may
         # have another type than the same field id in other specs).

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, InvalidMetadata, UnsupportedVersion
 from icenb.io.avro import avro_arrow_schema
@@ -58,6 +59,7 @@ from icenb.spec.deletion_vector import DeletionVector
 from icenb.spec.expressions import AlwaysTrue, Expression, referenced_field_ids
 from icenb.spec.manifest import (
     DataFile,
+    EntryStatus,
     FileContent,
     ManifestContent,
     ManifestEntry,
@@ -80,7 +82,13 @@ from icenb.table.scan_planning import (
 )
 from icenb.table.v4_upgrade import manifest_file_of
 
-__all__ = ["entries_table", "manifest_entry_of", "plan_root_manifest"]
+__all__ = [
+    "SnapshotEntries",
+    "entries_table",
+    "manifest_entry_of",
+    "plan_root_manifest",
+    "snapshot_entries",
+]
 
 _FILE_CONTENT = {
     ContentType.DATA: FileContent.DATA,
@@ -110,7 +118,7 @@ def manifest_entry_of(entry: ContentEntry, partition_type: StructType, *,
     f = DataFile(
         content=content, file_path=entry.location, file_format=entry.file_format,
         partition=cs.partition_tuple(partition_type), record_count=entry.record_count,
-        file_size_in_bytes=0 if size is None else size,
+        file_size_in_bytes=0 if size is None else size, column_sizes=m(cs.column_sizes),
         value_counts=m(cs.value_counts), null_value_counts=m(cs.null_value_counts),
         nan_value_counts=m(cs.nan_value_counts), lower_bounds=m(cs.lower_bounds),
         upper_bounds=m(cs.upper_bounds), key_metadata=entry.key_metadata,
@@ -326,3 +334,110 @@ def plan_root_manifest(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, 
         matched, manifests_total=len(leaves), manifests_read=len(chosen),
         files_considered=data_considered, delete_files_considered=deletes_considered,
     )
+
+
+# --------------------------------------------------------------------------- inspection
+
+
+class SnapshotEntries:
+    """Every data / delete file entry of a v4 snapshot as v3 entry rows (the columns of
+    :func:`~icenb.io.manifest_reader.read_manifest_entries`), for metadata tables and history
+    views (docs/v4-layout.md §18).
+
+    ``entries``: the root's file entries (DELETED ones included) then, per live leaf in root
+    order, all its entries; a live leaf entry its root's manifest DV removes reads as DELETED
+    by the snapshot that wrote that DV, or, for ordinals already in the DV it replaced in the
+    same root, by the snapshot that wrote that one. ``manifest_path``: the root or the leaf.
+    ``leaves``: the root's live leaf manifest entries (types 3, 4), inheritance applied;
+    ``removed``: per leaf location, how many live entries the root's manifest DV removes.
+    """
+
+    __slots__ = ("entries", "leaves", "removed", "root_entries", "root_location")
+
+    def __init__(self, root_location: str, root_entries: tuple[ContentEntry, ...],
+                 entries: pa.Table, leaves: tuple[ContentEntry, ...],
+                 removed: Mapping[str, int]) -> None:
+        self.root_location = root_location
+        self.root_entries = root_entries
+        self.entries = entries
+        self.leaves = leaves
+        self.removed = dict(removed)
+
+
+def _mark_removed(table: pa.Table, deleted: DeletionVector, dv_entry: ContentEntry,
+                  root_location: str, where: str,
+                  before: tuple[DeletionVector, int] | None = None) -> tuple[pa.Table, int]:
+    """The leaf's rows with the live ones at the DV's ordinals set DELETED by the DV's
+    snapshot, those also in ``before`` (the DV it replaced, and that DV's snapshot) by that
+    snapshot; and how many were set."""
+    if not deleted:
+        return table, 0
+    ordinals = deleted.to_numpy().astype(np.int64)
+    top = int(ordinals.max())
+    if top >= table.num_rows:
+        raise InvalidMetadata(f"manifest DV deletes ordinal {top}, the leaf has "
+                              f"{table.num_rows} rows", file=root_location,
+                              field=f"{where}.deletion_vector", value=top)
+    status = table.column("status").to_numpy().astype(np.int32)
+    mask = np.zeros(table.num_rows, dtype=bool)
+    mask[ordinals] = True
+    mask &= status != int(EntryStatus.DELETED)
+    status[mask] = int(EntryStatus.DELETED)
+    by = np.full(table.num_rows, dv_entry.version_info.snapshot_id or 0, dtype=np.int64)
+    if before is not None and before[0]:
+        earlier = before[0].to_numpy().astype(np.int64)
+        by[earlier[earlier < table.num_rows]] = before[1]
+    sids = pc.if_else(pa.array(mask, pa.bool_()), pa.array(by, pa.int64()),
+                      table.column("snapshot_id").cast(pa.int64()))
+    i_status = table.column_names.index("status")
+    table = table.set_column(i_status, table.schema.field(i_status),
+                             pa.array(status, table.schema.field(i_status).type))
+    i_sid = table.column_names.index("snapshot_id")
+    table = table.set_column(i_sid, table.schema.field(i_sid),
+                             sids.cast(table.schema.field(i_sid).type))
+    return table, int(mask.sum())
+
+
+def snapshot_entries(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, *,
+                     cache: ManifestCache | None = None) -> SnapshotEntries:
+    """All file entries of a v4 snapshot (root + live leaves, manifest DVs applied as DELETED
+    status), with full column metrics; leaves cached as for planning (docs/v4-layout.md §18)."""
+    root_location = snapshot.root_manifest
+    if root_location is None:
+        raise InvalidMetadata("not a v4 snapshot: no root manifest", file=metadata.source_file,
+                              field=f"snapshots[{snapshot.snapshot_id}].root-manifest")
+    specs = dict(metadata.specs_by_id)
+    schema = metadata.schema
+    root = read_root_manifest(io, root_location, snapshot_id=snapshot.snapshot_id,
+                              sequence_number=snapshot.sequence_number)
+    files = [e for e in root.entries if not e.content_type.is_manifest
+             and e.content_type != ContentType.MANIFEST_DV]
+    dvs = {e.referenced_file: (i, e) for i, e in enumerate(root.entries)
+           if e.is_live and e.content_type == ContentType.MANIFEST_DV}
+    replaced = {e.referenced_file: (i, e) for i, e in enumerate(root.entries)
+                if not e.is_live and e.content_type == ContentType.MANIFEST_DV}
+    by_sequence = {s.sequence_number: s.snapshot_id for s in metadata.snapshots}
+    leaves = tuple(e for e in root.entries if e.is_live and e.content_type.is_manifest)
+    tables: list[pa.Table] = []
+    if files:
+        tables.append(entries_table(files, manifest_path=root_location, specs=specs,
+                                    schema=schema, file=root_location))
+    removed: dict[str, int] = {}
+    for e in leaves:
+        table = _leaf_entries(io, e, root_location, specs, schema, True, cache)
+        i, dv_entry = dvs.get(e.location, (-1, None))
+        if dv_entry is not None:
+            where = f"entries[{i}]"
+            deleted = load_manifest_dv(io, dv_entry, file=root_location, where=where)
+            # the DV this commit replaced (DELETED in this root, §12): its ordinals were
+            # removed by the snapshot that wrote it (found by its sequence number)
+            j, old = replaced.get(e.location, (-1, None))
+            seq = None if old is None else old.version_info.sequence_number
+            sid = None if seq is None else by_sequence.get(seq)
+            before = None if old is None or sid is None else (
+                load_manifest_dv(io, old, file=root_location, where=f"entries[{j}]"), sid)
+            table, removed[e.location] = _mark_removed(table, deleted, dv_entry,
+                                                       root_location, where, before)
+        tables.append(table)
+    return SnapshotEntries(root_location, root.entries, concat_entry_tables(tables), leaves,
+                           removed)
