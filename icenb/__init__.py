@@ -8,6 +8,7 @@ from icenb import (
 )
 from icenb.catalog import Catalog, FilesystemCatalog, SqlCatalog, open_catalog
 from icenb.display import get_options, set_options
+from icenb.display.side_by_side import side_by_side
 from icenb.table import Scan, Table, View, load_table
 from icenb.table import open_location as open  # icenb.open(location): a Table or a View
 from icenb.table.warehouse import Warehouse, warehouse
@@ -37,5 +38,6 @@ __all__ = [
     "open",
     "open_catalog",
     "set_options",
+    "side_by_side",
     "warehouse",
 ]

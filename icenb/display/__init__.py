@@ -34,6 +34,8 @@ from icenb.display import (  # noqa: F401, I001
     manifest_repr,
     metadata_tree,
     metadata_graph,
+    side_by_side,
+    v4_repr,
     snapshot_tree,
     timeline,
     evolution,

@@ -35,20 +35,27 @@ from icenb.display.registry import Rendered, register
 from icenb.options import get_options
 from icenb.table.metadata_graph import (
     ContentType,
+    DVEdge,
     EntryEdge,
     FileNode,
     LayoutComparison,
     ListEdge,
+    ManifestDVNode,
     ManifestNode,
     MetadataGraph,
     SnapshotNode,
+    V4Layout,
 )
 
-__all__ = ["layout_comparison_figures", "metadata_graph_figure"]
+__all__ = ["layout_comparison_figures", "metadata_graph_figure", "v4_layout_figure"]
 
 V4_CAPTION = ("v4 proposal (experimental, not adopted): how the first v4 commit would lay out "
               "this state")
 V4_REAL_CAPTION = "v4 root manifest (experimental format: the single-file-commits proposal)"
+V4_LAYOUT_CAPTION = ("Drawn from content entries (no table): snapshot → root manifest → "
+                     "entries; edge labels: entry status and leaf ordinals.")
+V4_GRAPH_NOTE = (" v4 (experimental): #n = a leaf row's ordinal; a manifest DV names the rows "
+                 "it removes, drawn dotted grey.")
 V3_CAPTION = "v1-v3: snapshot → manifest list → manifests → files"
 
 _FILE_WORDS = {"data_file": "Data file", "delete_file": "Position delete file",
@@ -84,6 +91,9 @@ class _Ids:
         self.snapshot = {s.snapshot_id: f"S{i + 1}" for i, s in enumerate(g.snapshots)}
         self.manifest = {m.path: f"M{i + 1}" for i, m in enumerate(g.manifests)}
         self.file = {f.key: f"F{i + 1}" for i, f in enumerate(g.files)}
+        self.dv = {d.key: f"DV{i + 1}" for i, d in enumerate(g.manifest_dvs)}
+        self.root = {r.location: f"root of {self.snapshot.get(r.snapshot_id, '?')}"
+                     for r in g.roots}
 
 
 class _View:
@@ -121,7 +131,25 @@ class _View:
             eh, en, et = fold(es, opts.display_max_files)
             self.entries[m.path] = [*eh, *et]
             self.entries_hidden[m.path] = en + m.entries_hidden
+        # v4 roots: files held by the root itself, and manifest DVs
+        root_at = {r.location: r.snapshot_id for r in g.roots if r.snapshot_id in shown_ids}
+        self.root_files: dict[int, list[EntryEdge]] = {}
+        self.root_files_hidden: dict[int, int] = {}
+        for fe in g.entry_edges:
+            if fe.manifest_path in root_at:
+                self.root_files.setdefault(root_at[fe.manifest_path], []).append(fe)
+        for sid in list(self.root_files):
+            rh, rn, rt = fold(self.root_files[sid], opts.display_max_files)
+            self.root_files[sid] = [*rh, *rt]
+            self.root_files_hidden[sid] = rn
+        self.dv_edges: dict[int, list[DVEdge]] = {}
+        for de in g.dv_edges:
+            if de.snapshot_id in shown_ids:
+                self.dv_edges.setdefault(de.snapshot_id, []).append(de)
+        dvs_reached = {de.dv_key for es in self.dv_edges.values() for de in es}
+        self.dvs: list[ManifestDVNode] = [d for d in g.manifest_dvs if d.key in dvs_reached]
         files_reached = {e.file_key for es in self.entries.values() for e in es}
+        files_reached |= {e.file_key for es in self.root_files.values() for e in es}
         self.files: list[FileNode] = [f for f in g.files if f.key in files_reached]
         self.file_by_key = {f.key: f for f in self.files}
 
@@ -130,6 +158,8 @@ class _View:
 
 
 def _snapshot_label(s: SnapshotNode, short_id: str) -> str:
+    if s.label is not None:
+        return f"{short_id} · {_short(s.label, 40)}"
     lines = [f"{short_id} · Snapshot {s.snapshot_id}",
              f"{s.operation or 'no operation'} · seq {s.sequence_number}",
              timestamp(s.timestamp_ms)]
@@ -138,7 +168,41 @@ def _snapshot_label(s: SnapshotNode, short_id: str) -> str:
     return "\n".join(lines)
 
 
+def _root_label(s: SnapshotNode) -> str:
+    lines = ["Root manifest"]
+    if s.label is None and s.root_manifest is not None:
+        lines.append(_short(file_name(s.root_manifest), 36))
+    lines.append("unreadable" if s.error is not None
+                 else plural(s.manifests_total, "entry", "entries"))
+    return "\n".join(lines)
+
+
+def _ordinals(d: ManifestDVNode, limit: int = 8) -> str:
+    """``#1, #3`` (the leaf rows the DV removes), or why they are not known."""
+    if d.ordinals is None:
+        return "ordinals not read" if d.error is None else "unreadable"
+    shown = [f"#{o}" for o in d.ordinals[:limit]]
+    more = d.cardinality - len(shown)
+    return ", ".join(shown) + (f", +{more:,} more" if more > 0 else "")
+
+
+def _dv_label(d: ManifestDVNode, short_id: str) -> str:
+    return "\n".join([f"{short_id} · Manifest DV", "inline" if d.inline else
+                      _short(file_name(d.location)),
+                      f"removes {plural(d.cardinality, 'row')}"])
+
+
+def _entry_label(e: EntryEdge, ids: _Ids) -> str:
+    """A leaf row's edge label: ordinal (v4), status, and the DVs that remove it."""
+    label = e.status if e.ordinal is None else f"#{e.ordinal} {e.status}"
+    if e.removed_by:
+        label += "\nremoved by " + ", ".join(ids.dv.get(k, "DV") for k in e.removed_by)
+    return label
+
+
 def _list_label(s: SnapshotNode, base: str) -> str:
+    if s.has_root:
+        return _root_label(s)
     if s.manifest_list is None:
         lines = ["Manifests (v1: listed in the metadata)"]
     else:
@@ -195,7 +259,11 @@ def _draw_leaves(dot: Dot, g: MetadataGraph, view: _View, ids: _Ids, prefix: str
                 continue
             fid = f"{prefix}{ids.file[f.key]}"
             dot.node(fid, _file_label(f, ids.file[f.key]), kind=f.kind, tooltip=f.path)
-            dot.edge(mid, fid, label=e.status, **_edge_style(e.status))
+            if e.removed_by:   # a manifest DV removes this row: dimmed, struck through
+                dot.edge(mid, fid, label=_entry_label(e, ids), style="dotted",
+                         color=PALETTE["removed"][1], fontcolor=PALETTE["removed"][1])
+            else:
+                dot.edge(mid, fid, label=_entry_label(e, ids), **_edge_style(e.status))
         n = view.entries_hidden.get(m.path, 0)
         if n:
             dot.node(f"{mid}_more", hidden(n, "entries"), kind="folded")
@@ -210,6 +278,38 @@ def _draw_leaves(dot: Dot, g: MetadataGraph, view: _View, ids: _Ids, prefix: str
         if target and dot.has_node(fid) and dot.has_node(f"{prefix}{target}"):
             dot.edge(fid, f"{prefix}{target}", label="applies to", style="dashed",
                      constraint="false")
+
+
+def _draw_root(dot: Dot, view: _View, ids: _Ids, s: SnapshotNode, lid: str) -> None:
+    """A v4 root's own entries: content files at the root and manifest DVs, each DV with an
+    edge to the leaf it applies to naming the ordinals it removes (the proposal's drawings)."""
+    for e in view.root_files.get(s.snapshot_id, []):
+        f = view.file_by_key.get(e.file_key)
+        if f is None:
+            continue
+        fid = ids.file[f.key]
+        dot.node(fid, _file_label(f, fid), kind=f.kind, tooltip=f.path)
+        dot.edge(lid, fid, label=e.status, **_edge_style(e.status))
+    n = view.root_files_hidden.get(s.snapshot_id, 0)
+    if n:
+        dot.node(f"{lid}_fmore", hidden(n, "files"), kind="folded")
+        dot.edge(lid, f"{lid}_fmore", style="dotted")
+    by_key = {d.key: d for d in view.dvs}
+    for de in view.dv_edges.get(s.snapshot_id, []):
+        d = by_key.get(de.dv_key)
+        if d is None:
+            continue
+        did = ids.dv[d.key]
+        if not dot.has_node(did):
+            dot.node(did, _dv_label(d, did), kind="manifest_dv", tooltip=d.location)
+            target = ids.manifest.get(d.referenced_file)
+            if target is not None and any(m.path == d.referenced_file for m in view.manifests):
+                dot.edge(did, target, label=f"applies to\nremoves {_ordinals(d)}",
+                         style="dashed", constraint="false")
+            if d.error is not None:
+                dot.node(f"{did}_err", cut(f"not read: {d.error}"), kind="removed")
+                dot.edge(did, f"{did}_err", style="dotted")
+        dot.edge(lid, did, label=de.status, **_edge_style(de.status))
 
 
 def metadata_graph_dot(g: MetadataGraph) -> str:
@@ -237,9 +337,12 @@ def metadata_graph_dot(g: MetadataGraph) -> str:
         sid = ids.snapshot[s.snapshot_id]
         lid = f"L{sid[1:]}"
         list_ids.append(lid)
-        dot.node(lid, _list_label(s, g.location), kind="manifest_list",
-                 tooltip=s.manifest_list or "")
+        dot.node(lid, _list_label(s, g.location),
+                 kind="root" if s.has_root else "manifest_list",
+                 tooltip=s.root_manifest or s.manifest_list or "")
         dot.edge(sid, lid)
+        if s.has_root:
+            _draw_root(dot, view, ids, s, lid)
         for e in view.lists[s.snapshot_id]:
             dot.edge(lid, ids.manifest[e.manifest_path], label=e.status, **_edge_style(e.status))
         n = view.lists_hidden[s.snapshot_id]
@@ -312,7 +415,18 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
                      content, e.status))
     list_name = "" if snap is None or snap.manifest_list is None else _short(
         file_name(snap.manifest_list), 40)
-    _top_table(left, "L", "Manifest list", list_name, "manifest_list", rows,
+    list_title = "Manifest list"
+    if snap is not None and snap.has_root:
+        # a v4 snapshot has no manifest list: the fewest v3 manifests holding its files
+        list_title, list_name = "Manifest list (v3 equivalent)", "not written: a v4 snapshot"
+        for kind, word in (("data", "data files"), ("deletes", "delete files")):
+            n = sum(1 for e in view.root_files.get(c.snapshot_id, [])
+                    if e.status != "DELETED" and (
+                        (view.file_by_key[e.file_key].kind == "data_file") == (kind == "data")))
+            if n:
+                rows.append((f"X{kind}", f"1 manifest for the root's {plural(n, word[:-1])}",
+                             kind, "ADDED"))
+    _top_table(left, "L", list_title, list_name, "manifest_list", rows,
                view.lists_hidden.get(c.snapshot_id, 0))
     left.edge("S", "L")
     for e in edges:
@@ -332,7 +446,7 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
     leaves: list[ManifestNode] = []
     others: list[tuple[str, str, str, str | None]] = []   # (port, kind, location, referenced)
     for i, re in enumerate(shown):
-        known = ids.manifest.get(re.location)
+        known = ids.manifest.get(re.location) if re.content_type.is_manifest else None
         port = known or f"E{i + 1}"
         root_rows.append((port, f"{known + ' ' if known else ''}"
                                 f"{_short(file_name(re.location), 28)}",
@@ -366,17 +480,72 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
 # --------------------------------------------------------------------------- text
 
 
+def _root_held(s: SnapshotNode, view: _View, ids: _Ids) -> list[str]:
+    """What a v4 root holds: leaf manifests, files at the root, manifest DVs (statuses)."""
+    sid = s.snapshot_id
+    held = [f"{e.status} {ids.manifest[e.manifest_path]}" for e in view.lists[sid]]
+    held += [f"{e.status} {ids.file[e.file_key]}" for e in view.root_files.get(sid, [])]
+    held += [f"{e.status} {ids.dv[e.dv_key]}" for e in view.dv_edges.get(sid, [])]
+    n = view.lists_hidden[sid] + view.root_files_hidden.get(sid, 0)
+    if n:
+        held.append(hidden(n, "entries"))
+    return held
+
+
+def _root_outline(s: SnapshotNode, view: _View, ids: _Ids) -> list[str]:
+    if s.error is not None:
+        return [f"     root manifest not read: {s.error}"]
+    where = ("root manifest" if s.label is not None or s.root_manifest is None
+             else f"root manifest {file_name(s.root_manifest)}")
+    return [f"     {where}: {', '.join(_root_held(s, view, ids)) or 'empty'}"]
+
+
+def _dv_outline(view: _View, ids: _Ids) -> list[str]:
+    if not view.dvs:
+        return []
+    lines = ["Manifest deletion vectors (each applies to one leaf manifest):"]
+    for d in view.dvs:
+        target = ids.manifest.get(d.referenced_file, file_name(d.referenced_file))
+        added = "" if d.added_snapshot_id is None else \
+            f", added by {ids.snapshot.get(d.added_snapshot_id, str(d.added_snapshot_id))}"
+        how = "inline" if d.inline else file_name(d.location)
+        lines.append(f"  {ids.dv[d.key]} applies to {target}, removes {_ordinals(d)} "
+                     f"({how}{added})")
+        if d.error is not None:
+            lines.append(f"     not read: {d.error}")
+    return lines
+
+
+def _entry_text(e: EntryEdge, ids: _Ids) -> str:
+    text = f"{e.status} {ids.file[e.file_key]}"
+    if e.ordinal is not None:
+        text = f"#{e.ordinal} {text}"
+    if e.removed_by:
+        text += " (removed by " + ", ".join(ids.dv.get(k, "DV") for k in e.removed_by) + ")"
+    return text
+
+
 def _text_outline(g: MetadataGraph, view: _View, ids: _Ids) -> list[str]:
-    lines = ["Snapshots (each manifest list and the manifests it holds):"]
+    lines = ["Snapshots (each root manifest and what it holds):" if g.roots and all(
+        s.has_root for s in view.snapshots) else
+        "Snapshots (each manifest list or root manifest and what it holds):" if g.roots else
+        "Snapshots (each manifest list and the manifests it holds):"]
     if not view.snapshots:
         lines.append("  (no snapshots)")
     for i, s in enumerate(view.snapshots):
         if i == view.snapshots_fold_at and view.snapshots_hidden:
             lines.append("  " + hidden(view.snapshots_hidden, "snapshots"))
         refs = f" [{names(s.refs)}]" if s.refs else ""
-        lines.append(f"  {ids.snapshot[s.snapshot_id]} snapshot {s.snapshot_id} "
-                     f"{s.operation or '-'} seq {s.sequence_number} "
-                     f"{timestamp(s.timestamp_ms)}{refs}{' (current)' if s.current else ''}")
+        if s.label is not None:
+            lines.append(f"  {ids.snapshot[s.snapshot_id]} {s.label}")
+        else:
+            lines.append(f"  {ids.snapshot[s.snapshot_id]} snapshot {s.snapshot_id} "
+                         f"{s.operation or '-'} seq {s.sequence_number} "
+                         f"{timestamp(s.timestamp_ms)}{refs}"
+                         f"{' (current)' if s.current else ''}")
+        if s.has_root:
+            lines.extend(_root_outline(s, view, ids))
+            continue
         if s.error is not None:
             lines.append(f"     manifest list not read: {s.error}")
             continue
@@ -402,11 +571,12 @@ def _text_outline(g: MetadataGraph, view: _View, ids: _Ids) -> list[str]:
             continue
         if not g.entries:
             continue
-        held = [f"{e.status} {ids.file[e.file_key]}" for e in view.entries[m.path]]
+        held = [_entry_text(e, ids) for e in view.entries[m.path]]
         n = view.entries_hidden[m.path]
         if n:
             held.append(hidden(n, "entries"))
         lines.append(f"     entries: {', '.join(held) or 'none'}")
+    lines.extend(_dv_outline(view, ids))
     if view.files:
         lines.append("Files:")
         rows = [[ids.file[f.key], _FILE_WORDS.get(f.kind, "file").lower(),
@@ -430,7 +600,22 @@ def metadata_graph_figure(g: MetadataGraph) -> Graph:
     return Graph(metadata_graph_dot(g), metadata_graph_text(g), kind="Metadata graph",
                  title=f"{plural(len(g.snapshots), 'snapshot')} of {g.location}",
                  caption="One node per manifest and file, shared across snapshots; edge "
-                         "labels: entry status (ADDED / EXISTING / DELETED).")
+                         "labels: entry status (ADDED / EXISTING / DELETED)."
+                 + (V4_GRAPH_NOTE if g.roots else ""))
+
+
+def v4_layout_figure(layout: V4Layout) -> Graph:
+    """A drawn v4 layout (:func:`~icenb.table.metadata_graph.v4_layout`) as a :class:`Graph`,
+    drawn by the same code as a real v4 table's metadata graph."""
+    g = layout.graph
+    view, ids = _View(g), _Ids(g)
+    title = layout.title or "v4 layout"
+    lines = [f"{title} (v4 layout, drawn: experimental single-file-commits proposal)",
+             *_text_outline(g, view, ids)]
+    if layout.note:
+        lines.append(f"Note: {layout.note}")
+    return Graph(metadata_graph_dot(g), "\n".join(lines), kind="v4 layout", title=title,
+                 caption=layout.note or V4_LAYOUT_CAPTION)
 
 
 def _root_text(c: LayoutComparison, ids: _Ids) -> list[str]:
@@ -443,6 +628,11 @@ def _root_text(c: LayoutComparison, ids: _Ids) -> list[str]:
     for i, e in enumerate([*head, *tail]):
         if i == len(head) and n_hidden:
             lines.append("    " + hidden(n_hidden, "entries"))
+        if e.content_type == ContentType.MANIFEST_DV:
+            target = ids.manifest.get(e.referenced_file or "", "")
+            lines.append(f"    {e.status:<8} {e.content_type.name:<15} applies to "
+                         f"{target or file_name(e.referenced_file or '')}")
+            continue
         known = ids.manifest.get(e.location, "")
         lines.append(f"    {e.status:<8} {e.content_type.name:<15} {known + ' ' if known else ''}"
                      f"{file_name(e.location)}")
@@ -494,8 +684,12 @@ def _file_rows(g: MetadataGraph, view: _View, ids: _Ids) -> list[list[str]]:
     rows = []
     for f in view.files:
         into = g.edges_into_file(f.path, f.content_offset)
-        held_by = ", ".join(f"{ids.manifest.get(e.manifest_path, '?')} {e.status}"
-                            for e in into)
+        held_by = ", ".join(
+            f"{ids.manifest.get(e.manifest_path) or ids.root.get(e.manifest_path, '?')} "
+            f"{e.status}" + (" (removed by " + ", ".join(ids.dv.get(k, "DV")
+                                                        for k in e.removed_by) + ")"
+                             if e.removed_by else "")
+            for e in into)
         where = short_path(f.path, g.location)
         if f.content_offset is not None:
             where += f"@{f.content_offset}"
@@ -513,12 +707,17 @@ def _snapshot_rows(view: _View, ids: _Ids) -> list[list[str]]:
             (h.muted(f" +{more:,} more") if more else "")
         if s.current:
             refs += h.badge("current", "current")
-        held = ("not read: " + s.error if s.error is not None
-                else ", ".join(f"{e.status} {ids.manifest[e.manifest_path]}"
-                               for e in view.lists[s.snapshot_id]))
-        if view.lists_hidden[s.snapshot_id]:
-            held += ", " + hidden(view.lists_hidden[s.snapshot_id], "manifests")
-        rows.append([h.esc(ids.snapshot[s.snapshot_id]), h.code(s.snapshot_id),
+        if s.has_root:
+            held = ("not read: " + s.error if s.error is not None
+                    else "root: " + ", ".join(_root_held(s, view, ids)))
+        else:
+            held = ("not read: " + s.error if s.error is not None
+                    else ", ".join(f"{e.status} {ids.manifest[e.manifest_path]}"
+                                   for e in view.lists[s.snapshot_id]))
+            if view.lists_hidden[s.snapshot_id]:
+                held += ", " + hidden(view.lists_hidden[s.snapshot_id], "manifests")
+        rows.append([h.esc(ids.snapshot[s.snapshot_id]),
+                     h.esc(s.label) if s.label is not None else h.code(s.snapshot_id),
                      h.esc(s.operation or "-"), h.esc(s.sequence_number),
                      h.esc(timestamp(s.timestamp_ms)), refs, h.esc(held)])
     return rows
@@ -534,6 +733,16 @@ def _sections(g: MetadataGraph, view: _View, ids: _Ids) -> str:
         ["id", "content", "file", "added by", "in manifest lists", "entries"],
         _manifest_rows(g, view, ids), limit=limit, what="manifests"),
         count=str(len(view.manifests)))
+    if view.dvs:
+        body += h.section("Manifest deletion vectors", h.table(
+            ["id", "applies to", "removes", "stored", "added by"],
+            [[h.esc(ids.dv[d.key]),
+              h.esc(ids.manifest.get(d.referenced_file, file_name(d.referenced_file))),
+              h.esc(_ordinals(d) + ("" if d.error is None else f" (not read: {d.error})")),
+              h.esc("inline" if d.inline else file_name(d.location)),
+              h.esc("" if d.added_snapshot_id is None
+                    else ids.snapshot.get(d.added_snapshot_id, str(d.added_snapshot_id)))]
+             for d in view.dvs], limit=limit, what="manifest DVs"), count=str(len(view.dvs)))
     if g.entries:
         body += h.section("Files", h.table(
             ["id", "kind", "file", "rows", "size", "in manifests"],
@@ -555,9 +764,20 @@ def _render_graph(g: MetadataGraph) -> Rendered:
     return Rendered(h.card("Metadata graph", fig.title, sub, body), fig.text)
 
 
+@register(V4Layout, text_repr=True)
+def _render_layout(layout: V4Layout) -> Rendered:
+    fig = v4_layout_figure(layout)
+    g = layout.graph
+    sub = h.muted(f"{plural(len(g.snapshots), 'snapshot')} · "
+                  f"{plural(len(g.manifests), 'leaf manifest')} · "
+                  f"{plural(len(g.manifest_dvs), 'manifest DV')}")
+    return Rendered(h.card("v4 layout", fig.title, sub, fig.html_fragment()), fig.text)
+
+
 @register(LayoutComparison, text_repr=True)
 def _render_comparison(c: LayoutComparison) -> Rendered:
     left, right = layout_comparison_figures(c)
+    snap_has_root = c.snapshot is not None and c.snapshot.has_root
     headers = ["", "v1-v3 manifest list", "v4 root manifest"]
     rows = [[h.esc(r[0]), h.esc(r[1]), h.esc(r[2])] for r in _rows_text(c)]
     # captions as headings above the pictures, not repeated below them
@@ -570,7 +790,11 @@ def _render_comparison(c: LayoutComparison) -> Rendered:
             + _note("Counts come from this snapshot's manifest list; the derived root has one "
                       "entry per manifest-list entry, so the counts only differ once v4 commits "
                       "put files or manifest deletion vectors in the root."
-                    if c.root.derived else "Counts come from the manifest list and the root."))
+                    if c.root.derived else
+                    "This snapshot has no manifest list (written as v4): the v1-v3 column counts "
+                    "the fewest manifests that would hold the same files (its live leaves, and "
+                    "one manifest per kind for the files its root holds)."
+                    if snap_has_root else "Counts come from the manifest list and the root."))
     snap = c.snapshot
     sub = h.muted("" if snap is None else f"{snap.operation or '-'} · seq {snap.sequence_number}"
                   f" · {timestamp(snap.timestamp_ms)}")

@@ -36,6 +36,7 @@ from icenb.table.metadata_tree import (
     TreeEntry,
     TreeIndex,
     TreeManifest,
+    TreeManifestDV,
 )
 
 __all__ = ["metadata_tree_dot", "metadata_tree_figure", "metadata_tree_text"]
@@ -57,6 +58,19 @@ def _status(e: TreeEntry) -> str:
         return EntryStatus(e.status).name
     except ValueError:
         return str(e.status)
+
+
+def _row_status(e: TreeEntry) -> str:
+    """A leaf row's status; v4 rows with their ordinal, and marked when a manifest DV
+    removes them."""
+    text = _status(e) if e.ordinal is None else f"#{e.ordinal} {_status(e)}"
+    return text + (" ✗ removed by DV" if e.removed else "")
+
+
+def _dv_text(d: TreeManifestDV) -> str:
+    shown = ", ".join(f"#{o}" for o in d.ordinals[:8])
+    more = d.cardinality - min(len(d.ordinals), 8)
+    return f"removes {shown}" + (f", +{more:,} more" if more > 0 else "")
 
 
 def _manifest_word(m: TreeManifest) -> str:
@@ -101,6 +115,8 @@ def _view(tree: MetadataTree) -> _View:
     hidden_sum = _add_hidden(index.hidden, extra)
     entries: dict[int, tuple[list[TreeEntry], int, int]] = {}
     file_ids: dict[str, str] = {}
+    for e in index.files:   # v4: files held by the root come first
+        file_ids.setdefault(e.file.file_path, f"F{len(file_ids) + 1}")
     for m in manifests:
         idx, at, n = _refold(m.entries, m.entries_head, m.entries_hidden, opts.display_max_files)
         es = [m.entries[i] for i in idx]
@@ -200,13 +216,13 @@ def _draw(tree: MetadataTree, view: _View) -> Dot:
     for m in view.manifests:
         _draw_manifest(dot, tree, m, view)
     # a delete file applies to data files of the snapshot (spec: Scan Planning)
-    for m in view.manifests:
-        for e in view.entries[m.position][0]:
-            src = view.file_ids[e.file.file_path]
-            for path in e.applies_to:
-                dst = view.file_ids.get(path)
-                if dst is not None and dst != src:
-                    dot.edge(src, dst, label="applies to", style="dashed", constraint="false")
+    listed = [e for m in view.manifests for e in view.entries[m.position][0]]
+    for e in [*index.files, *listed]:
+        src = view.file_ids[e.file.file_path]
+        for path in e.applies_to:
+            dst = view.file_ids.get(path)
+            if dst is not None and dst != src:
+                dot.edge(src, dst, label="applies to", style="dashed", constraint="false")
     return dot
 
 
@@ -219,18 +235,54 @@ def _draw_index(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View) -> 
         if i == view.fold_at and view.manifests_hidden:
             rows.append([Cell(hidden(view.manifests_hidden, "manifests"))])
         word = "deletes" if m.manifest.content == ManifestContent.DELETES else "data"
-        rows.append([Cell(f"M{m.position + 1}", port=f"m{m.position}"), word, _counts(m)])
+        rows.append([Cell(f"M{m.position + 1}", port=f"m{m.position}"), word,
+                     _counts(m) if m.root_status is None
+                     else f"{m.root_status.name} {_counts(m)}"])
     if view.manifests_hidden and view.fold_at >= len(view.manifests):
         rows.append([Cell(hidden(view.manifests_hidden, "manifests"))])
+    if index.kind == "root":
+        for i, e in enumerate(index.files):
+            rows.append([Cell(view.file_ids[e.file.file_path], port=f"f{i}"),
+                         content_word(e.file).lower(), _status(e)])
+        if index.files_hidden:
+            rows.append([Cell(hidden(index.files_hidden, "files"))])
+        for i, d in enumerate(index.manifest_dvs):
+            rows.append([Cell(f"DV{i + 1}", port=f"d{i}"), "manifest DV", d.status.name])
     if not rows:
         rows.append([Cell("no manifests")])
     subtitle = f"{sub} · {plural(index.manifests_total, 'manifest')}"
+    if index.kind == "root":
+        subtitle += (f" · {plural(len(index.files) + index.files_hidden, 'file')}"
+                     f" · {plural(len(index.manifest_dvs), 'manifest DV')}")
     dot.node("index", table_label(title, rows, kind=index.kind, subtitle=subtitle),
              kind=index.kind, html=True)
     dot.edge("meta", "index")
+    if index.kind == "root":
+        _draw_root_parts(dot, tree, index, view)
     if view.manifests_hidden:
         dot.node("index_more", _hidden_text(view.manifests_hidden, view.hidden), kind="folded")
         dot.edge("index", "index_more", style="dotted")
+
+
+def _draw_root_parts(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View) -> None:
+    """A v4 root's own files and its manifest DVs (each pointing at its leaf)."""
+    for i, e in enumerate(index.files):
+        fid = view.file_ids[e.file.file_path]
+        dot.node(fid, _file_label(tree, e, fid), kind=e.kind)
+        attrs = {"style": "dashed"} if e.status == EntryStatus.DELETED else {}
+        dot.edge(f"index:f{i}", fid, **attrs)
+    drawn = {m.position for m in view.manifests}
+    for i, d in enumerate(index.manifest_dvs):
+        did = f"DV{i + 1}"
+        dot.node(did, "\n".join([f"{did} · Manifest DV", "inline" if d.inline
+                                 else _short(file_name(d.location)),
+                                 f"{d.status.name} · {plural(d.cardinality, 'row')}"]),
+                 kind="manifest_dv")
+        attrs = {"style": "dashed"} if d.status == EntryStatus.DELETED else {}
+        dot.edge(f"index:d{i}", did, **attrs)
+        if d.manifest_position is not None and d.manifest_position in drawn:
+            dot.edge(did, f"M{d.manifest_position + 1}",
+                     label=f"applies to\n{_dv_text(d)}", style="dashed", constraint="false")
 
 
 def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View) -> None:
@@ -240,8 +292,8 @@ def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View) -
     for i, e in enumerate(entries):
         if i == at and n_hidden:
             rows.append([Cell(hidden(n_hidden, "entries"))])
-        rows.append([Cell(_status(e), port=f"e{i}"), _short(file_name(e.file.file_path), 28),
-                     count(e.file.record_count)])
+        rows.append([Cell(_row_status(e), port=f"e{i}"),
+                     _short(file_name(e.file.file_path), 28), count(e.file.record_count)])
     if n_hidden and at >= len(entries):
         rows.append([Cell(hidden(n_hidden, "entries"))])
     if not rows:
@@ -256,6 +308,8 @@ def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View) -
         fid = view.file_ids[e.file.file_path]
         dot.node(fid, _file_label(tree, e, fid), kind=e.kind)
         attrs = {"style": "dashed"} if e.status == EntryStatus.DELETED else {}
+        if e.removed:
+            attrs = {"style": "dotted", "label": "removed by DV"}
         dot.edge(f"{mid}:e{i}", fid, **attrs)
 
 
@@ -284,8 +338,20 @@ def _text_lines(tree: MetadataTree, view: _View) -> list[str]:
         return lines
     where = (file_name(index.location) if index.location
              else "v1: manifests listed in the metadata")
+    extra = ""
+    if index.kind == "root":
+        extra = (f", {plural(len(index.files) + index.files_hidden, 'file')}, "
+                 f"{plural(len(index.manifest_dvs), 'manifest DV')}")
     lines.append(f"  {_INDEX_TITLES.get(index.kind, index.kind)} {where} · "
-                 f"{plural(index.manifests_total, 'manifest')}")
+                 f"{plural(index.manifests_total, 'manifest')}{extra}")
+    for e in index.files:
+        lines.extend(_entry_text(tree, e, view, "    "))
+    if index.files_hidden:
+        lines.append("    " + hidden(index.files_hidden, "files"))
+    for i, d in enumerate(index.manifest_dvs):
+        target = ("M" + str(d.manifest_position + 1) if d.manifest_position is not None
+                  else file_name(d.referenced_file))
+        lines.append(f"    {d.status.name:<8} DV{i + 1} manifest DV → {target}, {_dv_text(d)}")
     for i, m in enumerate(view.manifests):
         if i == view.fold_at and view.manifests_hidden:
             lines.append("    " + _hidden_text(view.manifests_hidden, view.hidden))
@@ -304,18 +370,24 @@ def _manifest_text(tree: MetadataTree, m: TreeManifest, view: _View) -> list[str
     for i, e in enumerate(entries):
         if i == at and n_hidden:
             out.append("      " + hidden(n_hidden, "entries"))
-        f = e.file
-        fid = view.file_ids[f.file_path]
-        line = (f"      {_status(e):<8} {fid} {content_word(f).lower()} "
-                f"{file_name(f.file_path)} · {plural(f.record_count, 'row')}")
-        if f.partition:
-            line += " · " + partition_text(f.partition, tree.spec_fields.get(f.spec_id))
-        out.append(line)
-        targets = [view.file_ids.get(p, file_name(p)) for p in e.applies_to]
-        if targets:
-            out.append("        applies to " + ", ".join(targets))
+        out.extend(_entry_text(tree, e, view, "      "))
     if n_hidden and at >= len(entries):
         out.append("      " + hidden(n_hidden, "entries"))
+    return out
+
+
+def _entry_text(tree: MetadataTree, e: TreeEntry, view: _View, indent: str) -> list[str]:
+    f = e.file
+    fid = view.file_ids[f.file_path]
+    status = _row_status(e)
+    line = (f"{indent}{status:<8} {fid} {content_word(f).lower()} "
+            f"{file_name(f.file_path)} · {plural(f.record_count, 'row')}")
+    if f.partition:
+        line += " · " + partition_text(f.partition, tree.spec_fields.get(f.spec_id))
+    out = [line]
+    targets = [view.file_ids.get(p, file_name(p)) for p in e.applies_to]
+    if targets:
+        out.append(f"{indent}  applies to " + ", ".join(targets))
     return out
 
 
@@ -351,17 +423,23 @@ def _manifest_rows(view: _View) -> list[list[str]]:
 
 def _file_rows(tree: MetadataTree, view: _View) -> list[list[str]]:
     rows = []
-    for m in view.manifests:
-        for e in view.entries[m.position][0]:
-            f = e.file
-            applies = ", ".join(view.file_ids.get(p, file_name(p)) for p in e.applies_to)
-            rows.append([h.esc(view.file_ids[f.file_path]), h.esc(f"M{m.position + 1}"),
-                         status_badge(e.status), h.esc(content_word(f).lower()),
-                         h.code(_short(short_path(f.file_path, tree.location), 60)),
-                         h.esc(partition_text(f.partition, tree.spec_fields.get(f.spec_id))),
-                         h.esc(count(f.record_count)), h.esc(size(f.file_size_in_bytes)),
-                         h.esc(e.sequence_number if e.sequence_number is not None else "-"),
-                         h.esc(applies or "-")])
+    held: list[tuple[str, TreeEntry]] = []
+    if tree.index is not None:
+        held += [("root", e) for e in tree.index.files]
+    held += [(f"M{m.position + 1}", e) for m in view.manifests
+             for e in view.entries[m.position][0]]
+    for where, e in held:
+        f = e.file
+        applies = ", ".join(view.file_ids.get(p, file_name(p)) for p in e.applies_to)
+        rows.append([h.esc(view.file_ids[f.file_path]), h.esc(where),
+                     status_badge(e.status)
+                     + (h.badge("removed by DV", "deleted") if e.removed else ""),
+                     h.esc(content_word(f).lower()),
+                     h.code(_short(short_path(f.file_path, tree.location), 60)),
+                     h.esc(partition_text(f.partition, tree.spec_fields.get(f.spec_id))),
+                     h.esc(count(f.record_count)), h.esc(size(f.file_size_in_bytes)),
+                     h.esc(e.sequence_number if e.sequence_number is not None else "-"),
+                     h.esc(applies or "-")])
     return rows
 
 

@@ -23,7 +23,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icenb.errors import ValidationError
+from icenb.errors import UnsupportedVersion, ValidationError
+from icenb.io.content_manifest import (
+    load_manifest_dv,
+    read_content_manifest,
+    read_root_manifest,
+)
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
     ManifestCache,
@@ -31,6 +36,7 @@ from icenb.io.manifest_reader import (
     read_manifest_list_table,
     shared_manifest_cache,
 )
+from icenb.spec.content_entry import ContentEntry, ContentType, InheritFrom, inherit
 from icenb.spec.manifest import (
     DataFile,
     EntryStatus,
@@ -44,6 +50,8 @@ from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.metadata_graph import resolve_snapshot
 from icenb.table.scan_planning import _content_files, match_deletes
+from icenb.table.v4_planning import entries_table
+from icenb.table.v4_upgrade import manifest_file_of
 
 __all__ = [
     "HiddenManifests",
@@ -51,6 +59,7 @@ __all__ = [
     "TreeEntry",
     "TreeIndex",
     "TreeManifest",
+    "TreeManifestDV",
     "build_metadata_tree",
     "file_kind",
 ]
@@ -79,6 +88,8 @@ class TreeEntry:
     file_sequence_number: int | None
     file: DataFile
     applies_to: tuple[str, ...] = ()
+    ordinal: int | None = None     # v4: position in its manifest (docs/v4-layout.md §7)
+    removed: bool = False          # v4: a manifest DV of the root removes this leaf row
 
     @property
     def kind(self) -> str:
@@ -104,6 +115,7 @@ class TreeManifest:
     existing: int = 0
     deleted: int = 0
     entries_total: int = 0
+    root_status: EntryStatus | None = None  # v4: the root entry's status
 
     @property
     def kind(self) -> str:
@@ -131,6 +143,20 @@ class HiddenManifests:
 
 
 @dataclass(frozen=True)
+class TreeManifestDV:
+    """A v4 root's manifest DV (content type 5): the drawn leaf it applies to (its
+    ``position``, None when not drawn) and the leaf ordinals it removes."""
+
+    status: EntryStatus
+    location: str
+    referenced_file: str
+    manifest_position: int | None
+    ordinals: tuple[int, ...]
+    cardinality: int
+    inline: bool
+
+
+@dataclass(frozen=True)
 class TreeIndex:
     """The node listing a snapshot's manifests: the manifest list (v1-v3, ``kind
     "manifest_list"``; ``location`` None for a v1 snapshot listing its manifests in the
@@ -146,6 +172,9 @@ class TreeIndex:
     manifests_head: int = 0
     manifests_total: int = 0
     hidden: HiddenManifests = field(default_factory=HiddenManifests)
+    files: tuple[TreeEntry, ...] = ()        # v4: content files held by the root itself
+    files_hidden: int = 0
+    manifest_dvs: tuple[TreeManifestDV, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -237,8 +266,8 @@ class _Drawn:
     total: int
 
 
-def _applies_to(drawn: Sequence[_Drawn], metadata: TableMetadata) -> dict[tuple[int, int],
-                                                                          tuple[str, ...]]:
+def _applies_to(drawn: Sequence[_Drawn | pa.Table], metadata: TableMetadata
+                ) -> dict[tuple[int, int], tuple[str, ...]]:
     """For each drawn live delete entry (manifest index, entry index), the drawn live data
     files it applies to (spec: Scan Planning; match_deletes holds the rules)."""
     data_rows: list[pa.Table] = []
@@ -246,9 +275,10 @@ def _applies_to(drawn: Sequence[_Drawn], metadata: TableMetadata) -> dict[tuple[
     delete_keys: list[tuple[int, int]] = []
     live = pa.scalar(int(EntryStatus.DELETED), pa.int32())
     for mi, d in enumerate(drawn):
-        if d.kept.num_rows == 0:
+        kept = d if isinstance(d, pa.Table) else d.kept
+        if kept.num_rows == 0:
             continue
-        t = d.kept.append_column("_i", pa.array(range(d.kept.num_rows), pa.int64()))
+        t = kept.append_column("_i", pa.array(range(kept.num_rows), pa.int64()))
         t = t.filter(pc.not_equal(t.column("status"), live))
         content = pc.struct_field(t.column("data_file"), "content")
         is_data = pc.equal(content, pa.scalar(int(FileContent.DATA), pa.int32()))
@@ -301,6 +331,11 @@ def build_metadata_tree(
         cache = shared_manifest_cache(io)
     refs = tuple(sorted(name for name, ref in metadata.refs.items()
                         if ref.snapshot_id == snap.snapshot_id))
+    if snap.root_manifest is not None:
+        index = _root_index(io, metadata, snap, max_manifests, max_files, cache)
+        return MetadataTree(metadata.location, where, metadata.format_version, snap, refs,
+                            index, spec_fields=_spec_fields(metadata),
+                            column_names=_column_names(metadata, index))
     listing = read_manifest_list_table(io, snap, metadata.format_version, cache=cache)
     n = listing.num_rows
     shown, head = _fold_positions(n, max_manifests)
@@ -346,6 +381,133 @@ def build_metadata_tree(
                     names[fid] = col
     return MetadataTree(metadata.location, where, metadata.format_version, snap, refs, index,
                         spec_fields=_spec_fields(metadata), column_names=names)
+
+
+def _column_names(metadata: TableMetadata, index: TreeIndex) -> dict[int, str]:
+    names: dict[int, str] = {}
+    entries = [*index.files, *(e for m in index.manifests for e in m.entries)]
+    for e in entries:
+        for fid in e.file.equality_ids or ():
+            col = metadata.schema.column_name(fid)
+            if col is not None:
+                names[fid] = col
+    return names
+
+
+def _v4_kept(entries: Sequence[ContentEntry], path: str, metadata: TableMetadata
+             ) -> tuple[pa.Table, list[DataFile]]:
+    """v4 file entries as v3 entry rows (v4_planning's conversion) and their DataFiles."""
+    if not entries:
+        return pa.table({}), []
+    t = entries_table(entries, manifest_path=path, specs=metadata.specs_by_id,
+                      schema=metadata.schema, file=path)
+    return t, _content_files(t, metadata.specs_by_id, metadata.schema)
+
+
+def _tree_entries(t: pa.Table, files: Sequence[DataFile], ordinals: Sequence[int] | None,
+                  removed: frozenset[int], applies: Mapping[int, tuple[str, ...]]
+                  ) -> tuple[TreeEntry, ...]:
+    if not files:
+        return ()
+    status = t.column("status").to_pylist()
+    snaps = t.column("snapshot_id").to_pylist()
+    seqs = t.column("sequence_number").to_pylist()
+    fseqs = t.column("file_sequence_number").to_pylist()
+    out = []
+    for i, f in enumerate(files):
+        o = None if ordinals is None else ordinals[i]
+        out.append(TreeEntry(EntryStatus(status[i]), snaps[i], seqs[i], fseqs[i], f,
+                             applies.get(i, ()), o, o is not None and o in removed))
+    return tuple(out)
+
+
+def _root_index(io: FileIO, metadata: TableMetadata, snap: Snapshot, max_manifests: int,
+                max_files: int, cache: ManifestCache) -> TreeIndex:
+    """A v4 snapshot's root manifest as the tree's index (kind "root"): its files, its leaf
+    manifests (drawn ones read; DV-removed rows marked) and its manifest DVs
+    (docs/v4-layout.md §5-§7). Unreadable files raise, as for v1-v3 trees."""
+    root_loc = snap.root_manifest or ""
+    root = read_root_manifest(io, root_loc, snapshot_id=snap.snapshot_id,
+                              sequence_number=snap.sequence_number)
+    leaves = [e for e in root.entries if e.content_type.is_manifest]
+    files = [(i, e) for i, e in enumerate(root.entries) if not e.content_type.is_manifest
+             and e.content_type != ContentType.MANIFEST_DV]
+    dv_entries = [e for e in root.entries if e.content_type == ContentType.MANIFEST_DV]
+    removing: dict[str, frozenset[int]] = {}
+    dv_ordinals: list[tuple[int, ...]] = []
+    for e in dv_entries:
+        ords = tuple(int(v) for v in load_manifest_dv(io, e, file=root_loc).to_numpy())
+        dv_ordinals.append(ords)
+        if e.is_live and e.referenced_file is not None:
+            removing[e.referenced_file] = removing.get(e.referenced_file, frozenset()) | \
+                frozenset(ords)
+    shown, head = _fold_positions(len(leaves), max_manifests)
+    fshown, _ = _fold_positions(len(files), max_files)
+    root_kept, root_files = _v4_kept([files[i][1] for i in fshown], root_loc, metadata)
+    kept_tables: list[pa.Table] = [root_kept]
+    drawn: list[tuple[int, ContentEntry, pa.Table, list[DataFile], list[int], int, int,
+                      tuple[int, int, int], int]] = []
+    for pos in shown:
+        e = leaves[pos]
+        try:
+            m = read_content_manifest(io, e.location, length=e.file_size_in_bytes)
+        except UnsupportedVersion:   # a v1-v3 manifest under an upgraded root (§14)
+            v3 = read_manifest_entries(io, [manifest_file_of(e)], 3, cache=cache)
+            n = v3.num_rows
+            keep, khead = _fold_positions(n, max_files)
+            kept = v3.take(pa.array(keep, pa.int64()))
+            fs = _content_files(kept, metadata.specs_by_id, metadata.schema)
+            drawn.append((pos, e, kept, fs, keep, khead, n - len(keep), _status_counts(v3), n))
+            kept_tables.append(kept)
+            continue
+        entries = inherit(m.entries, InheritFrom.from_root_entry(e, file=root_loc),
+                          file=m.location)
+        n = len(entries)
+        keep, khead = _fold_positions(n, max_files)
+        kept, fs = _v4_kept([entries[i] for i in keep], m.location, metadata)
+        counts = (sum(1 for x in entries if x.status == EntryStatus.ADDED),
+                  sum(1 for x in entries if x.status == EntryStatus.EXISTING),
+                  sum(1 for x in entries if x.status == EntryStatus.DELETED))
+        drawn.append((pos, e, kept, fs, keep, khead, n - len(keep), counts, n))
+        kept_tables.append(kept)
+    applies = _applies_to(kept_tables, metadata)
+    tree_manifests = []
+    for di, (pos, e, kept, fs, keep, khead, n_hidden, counts, n) in enumerate(drawn):
+        per = {i: v for (mi, i), v in applies.items() if mi == di + 1}
+        tree_manifests.append(TreeManifest(
+            pos, manifest_file_of(e),
+            _tree_entries(kept, fs, keep, removing.get(e.location, frozenset()), per),
+            khead, n_hidden, *counts, n, root_status=e.status))
+    root_per = {i: v for (mi, i), v in applies.items() if mi == 0}
+    hidden_leaves = [manifest_file_of(leaves[i]) for i in range(len(leaves)) if i not in
+                     set(shown)]
+    positions = {leaves[p].location: p for p in shown}
+    dvs = tuple(TreeManifestDV(
+        e.status, e.location, e.referenced_file or "", positions.get(e.referenced_file or ""),
+        ords[:64], e.record_count,
+        e.deletion_vector is not None and e.deletion_vector.is_inline)
+        for e, ords in zip(dv_entries, dv_ordinals, strict=True))
+    return TreeIndex("root", root_loc, tuple(tree_manifests), head, len(leaves),
+                     _hidden_from_files(hidden_leaves),
+                     files=_tree_entries(root_kept, root_files, None, frozenset(), root_per),
+                     files_hidden=len(files) - len(fshown), manifest_dvs=dvs)
+
+
+def _hidden_from_files(ms: Sequence[ManifestFile]) -> HiddenManifests:
+    if not ms:
+        return HiddenManifests()
+    deletes = sum(1 for m in ms if m.content == ManifestContent.DELETES)
+
+    def total(name: str) -> int | None:
+        vals = [getattr(m, name) for m in ms]
+        return None if any(v is None for v in vals) else sum(vals)
+
+    added_rows, existing_rows = total("added_rows_count"), total("existing_rows_count")
+    return HiddenManifests(
+        data_manifests=len(ms) - deletes, delete_manifests=deletes,
+        added_files=total("added_files_count"), existing_files=total("existing_files_count"),
+        deleted_files=total("deleted_files_count"),
+        rows=None if added_rows is None or existing_rows is None else added_rows + existing_rows)
 
 
 def _spec_fields(metadata: TableMetadata) -> dict[int, tuple[str, ...]]:
