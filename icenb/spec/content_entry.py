@@ -667,6 +667,7 @@ def check_manifest(kind: ManifestKind, entries: Sequence[ContentEntry], *,
 
     * a leaf holds only its kind's content: no manifests (the tree has depth <= 2) and no
       manifest DVs; data leaves hold data files, delete leaves DVs and equality deletes;
+    * at most one live data DV per data file (table spec, "Deletion Vectors");
     * in a root, a live manifest is listed once, every live manifest DV applies to a live
       data or delete manifest of the same root, and at most one live DV per manifest.
 
@@ -689,6 +690,15 @@ def check_manifest(kind: ManifestKind, entries: Sequence[ContentEntry], *,
                                   field=where, value=f"{t.name} -> {e.referenced_file}")
         raise InvalidMetadata(f"a {kind.value} manifest cannot hold {t.name} entries",
                               file=file, field=where, value=int(t))
+    dv_of_file: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        if e.is_live and e.content_type == ContentType.POSITION_DELETE:
+            ref = e.referenced_file or ""
+            if ref in dv_of_file:  # table spec, "Deletion Vectors": one DV per data file
+                raise InvalidMetadata(f"a second live deletion vector for one data file (also "
+                                      f"entries[{dv_of_file[ref]}])", file=file,
+                                      field=f"entries[{i}].referenced_file", value=ref)
+            dv_of_file[ref] = i
     if kind != ManifestKind.ROOT:
         return
     manifests: dict[str, int] = {}

@@ -248,6 +248,10 @@ def delete_merge_on_read(table: Table, filter: str | Expression, *,
 
 def _live_data_spec_ids(table: Table, snap: Snapshot) -> list[int]:
     """Partition specs of the snapshot's data manifests that may hold live files."""
+    if snap.root_manifest is not None:  # EXPERIMENTAL v4, docs/v4-layout.md §15
+        from icenb.table.v4_row_delta import v4_live_data_spec_ids
+
+        return v4_live_data_spec_ids(table.io, snap)
     ids: dict[int, None] = {}
     for m in read_manifest_list(table.io, snap, table.metadata.format_version):
         if m.content != ManifestContent.DATA:
@@ -343,6 +347,11 @@ def delete_by_key(table: Table, keys: Any, *, on: str | Sequence[str] | None = N
     if snap is None or conformed.num_rows == 0:
         return None
     _key_specs(table, snap, fields)
+    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §15
+        from icenb.table.v4_row_delta import v4_equality_delta
+
+        return v4_equality_delta(table, snap, conformed, names, None, branch=branch,
+                                 snapshot_properties=snapshot_properties)
     producer = _row_delta(table, branch, snapshot_properties)
 
     def stage(written: list[str]) -> bool:
@@ -380,6 +389,13 @@ def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
     snap = branch_snapshot(md, branch)
     if snap is not None:
         _key_specs(table, snap, fields)
+    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §15
+        from icenb.table.v4_row_delta import v4_equality_delta
+
+        committed = v4_equality_delta(table, snap, keys, names, rows, branch=branch,
+                                      snapshot_properties=snapshot_properties)
+        assert committed is not None
+        return committed
     producer = _row_delta(table, branch, snapshot_properties)
 
     def stage(written: list[str]) -> bool:
@@ -487,6 +503,29 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
     return _commit_staged(table, producer, stage)
 
 
+def _update_copy_on_write_v4(table: Table, remove: Sequence[DataFile], rows: pa.Table,
+                             branch: str, snapshot_properties: Mapping[str, str] | None
+                             ) -> Snapshot:
+    """The copy-on-write update of a v4 table: the rewritten files leave as DELETED root entries
+    or through manifest DVs, the rewritten rows come in, in one ``overwrite`` snapshot
+    (docs/v4-layout.md §12; concurrent commits are not validated on v4 yet)."""
+    from icenb.table.v4_remove import V4Overwrite
+
+    catalog, identifier = table._writable()
+    producer = V4Overwrite(catalog, identifier, table.io, branch=branch,
+                           snapshot_properties=snapshot_properties)
+    producer.overwrite = True
+    try:
+        producer.check_branch(table.metadata)
+        for f in remove:
+            producer.delete_file(f)
+        producer.write(rows, table.metadata)
+    except BaseException:
+        producer.abort()
+        raise
+    return commit_snapshot(table, producer)
+
+
 def _update_copy_on_write(table: Table, set: Mapping[str, Assignment], expr: Expression,
                           branch: str, snapshot_properties: Mapping[str, str] | None
                           ) -> Snapshot | None:
@@ -504,6 +543,8 @@ def _update_copy_on_write(table: Table, set: Mapping[str, Assignment], expr: Exp
                                           format_version=md.format_version))
     rows = pa.concat_tables(parts)
     catalog, identifier = table._writable()
+    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §12
+        return _update_copy_on_write_v4(table, plan.remove, rows, branch, snapshot_properties)
     producer = OverwriteFiles(catalog, identifier, table.io, branch=branch,
                               snapshot_properties=snapshot_properties)
     producer.check_branch(md)

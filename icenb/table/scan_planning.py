@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
+from icenb.errors import IcebergError, InvalidMetadata, NoSuchSnapshot, ValidationError
 from icenb.io.avro import FIELD_ID_KEY
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
@@ -553,7 +553,7 @@ def match_deletes(data: pa.Table, deletes: pa.Table, specs: Mapping[int, Partiti
             return [None] * deletes.num_rows
         return list(pc.struct_field(ddf, name).to_pylist())
 
-    d_content, d_format = dcol("content"), dcol("file_format")
+    d_content, d_format, d_paths = dcol("content"), dcol("file_format"), dcol("file_path")
     d_ref, d_lower, d_upper = dcol("referenced_data_file"), dcol("lower_bounds"), \
         dcol("upper_bounds")
     d_seq = [0 if s is None else int(s) for s in deletes.column("sequence_number").to_pylist()]
@@ -582,6 +582,11 @@ def match_deletes(data: pa.Table, deletes: pa.Table, specs: Mapping[int, Partiti
                 if lower is not None and lower == upper:
                     ref = lower
             if str(d_format[j]).upper() == FileFormat.PUFFIN.name and d_ref[j] is not None:
+                if d_ref[j] in dv_by_path:
+                    # spec, "Deletion Vectors": at most one deletion vector per data file
+                    raise InvalidMetadata("two live deletion vectors for one data file",
+                                          file=str(d_paths[j]), field="referenced_data_file",
+                                          value=d_ref[j])
                 dv_by_path.setdefault(d_ref[j], []).append(j)
             elif ref is not None:
                 pos_by_path.setdefault(ref, []).append(j)
