@@ -65,6 +65,7 @@ __all__ = [
     "avro_arrow_schema",
     "avro_file_metadata",
     "read_avro",
+    "read_avro_records",
     "read_avro_tables",
 ]
 
@@ -1256,3 +1257,37 @@ def _decode_group_blaming(group: list[_Parsed], keep: Keep) -> list[pa.Table]:
 def read_avro(name: str, data: bytes, *, columns: Sequence[str] | None = None) -> pa.Table:
     """Decode one container file into an Arrow table (see :func:`read_avro_tables`)."""
     return read_avro_tables([(name, data)], columns=columns)[0]
+
+
+def read_avro_records(name: str, data: bytes, *, max_records: int | None = None
+                      ) -> list[dict[str, Any]] | None:
+    """One container file's records as dicts (fastavro, record by record), or None when that
+    is not exact or not cheaper: more than ``max_records`` records, logical types other than
+    Iceberg's ``map`` arrays (fastavro would convert them), real Avro maps, or data fastavro
+    rejects or that does not fill its blocks exactly. The container itself (header, codec,
+    sync markers) is parsed by icenb's reader, which raises CorruptFile naming ``name``; on
+    None, decode with :func:`read_avro`, which names what is wrong."""
+    parsed = _parse(name, data)
+    if max_records is not None and sum(c for c, _ in parsed.blocks) > max_records:
+        return None
+    text = parsed.schema_text
+    if b'"type":"map"' in text.replace(b" ", b"") or (
+            text.count(b"logicalType") != text.replace(b" ", b"").count(
+                b'"logicalType":"map"')):
+        return None
+    import io
+
+    import fastavro
+
+    try:
+        schema = fastavro.parse_schema(json.loads(text))
+        read = fastavro.schemaless_reader
+        rows: list[dict[str, Any]] = []
+        for count, payload in parsed.blocks:
+            stream = io.BytesIO(payload)
+            rows.extend(read(stream, schema, None) for _ in range(count))  # type: ignore[misc]
+            if stream.tell() != len(payload):  # records must fill the block exactly
+                return None
+        return rows
+    except Exception:  # malformed: the columnar decoder says what is wrong
+        return None

@@ -116,10 +116,9 @@ __all__ = [
 #: Highest table format version this module reads and writes. 4 is EXPERIMENTAL: the
 #: single-file-commits proposal (docs/v4-layout.md), not an adopted Iceberg version.
 MAX_FORMAT_VERSION = 4
-#: Highest format version icenb creates tables of. 4 is EXPERIMENTAL (docs/v4-layout.md): only
-#: appends commit to it so far, and upgrading to it is refused (MAX_UPGRADE_FORMAT_VERSION).
+#: Highest format version icenb creates tables of. 4 is EXPERIMENTAL (docs/v4-layout.md).
 MAX_WRITE_FORMAT_VERSION = 4
-#: Highest format version a table can be upgraded to (the v3 -> v4 upgrade: not yet).
+#: Highest format version a table can be upgraded to (v3 -> v4: docs/v4-layout.md §14).
 MAX_UPGRADE_FORMAT_VERSION = 4
 
 T = TypeVar("T")

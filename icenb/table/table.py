@@ -625,9 +625,10 @@ class Table:
 
     def metadata_graph(self, snapshots: Sequence[int | str] | None = None, *,
                        entries: bool = True) -> MetadataGraph:
-        """Several snapshots' manifest lists, manifests and files as one graph, each shared
-        manifest or file drawn once (a ``MetadataGraph``; default: the last 4 snapshots of
-        main). Reads are bounded by the display options (manifests and files per node)."""
+        """Several snapshots' manifest lists (v4: root manifests), manifests and files as one
+        graph, each shared manifest or file drawn once (a ``MetadataGraph``; default: the last 4
+        snapshots of main). Reads are bounded by the display options (manifests and files per
+        node)."""
         opts = get_options()
         md = self._metadata
         if snapshots is None:
@@ -665,7 +666,8 @@ class Table:
 
     def spec_history(self, snapshot: int | str | None = None) -> SpecHistory:
         """Every partition spec, partition fields by id, and the live files and rows per spec
-        in ``snapshot`` (id or ref; default current), read from its manifest list only."""
+        in ``snapshot`` (id or ref; default current), read from its manifest list only (v4: its
+        root and live leaves)."""
         return spec_history(self._metadata, self._io, snapshot)
 
     def diff(self, a: int | str, b: int | str, *, max_files: int = 1000) -> SnapshotDiff:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from icenb.errors import CommitConflict, ValidationError
+from icenb.errors import CommitConflict, IcebergError, ValidationError
 from icenb.io.content_manifest import (
     ContentManifest,
     LeafManifest,
@@ -31,10 +31,11 @@ from icenb.io.content_manifest import (
     write_root_manifest,
 )
 from icenb.io.file_io import join_location
+from icenb.spec import values
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind, VersionInfo
 from icenb.spec.deletion_vector import DeletionVector
 from icenb.spec.expressions import ALWAYS_TRUE, Expression
-from icenb.spec.manifest import DataFile, EntryStatus
+from icenb.spec.manifest import DataFile, EntryStatus, FieldSummary
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.merging_producer import _Counts
@@ -71,6 +72,10 @@ class V4Overwrite(V4Append):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._remove_paths: dict[str, None] = {}
+        #: Per path to remove given as a DataFile: (spec id, partition tuple), to skip leaves
+        #: whose partition summaries exclude it; None for a path given as a string.
+        self._remove_parts: dict[str, tuple[int, tuple[Any, ...]] | None] = {}
+        self._removed_data: list[DataFile] = []  # data files the pruned attempt removes
         self._removed: list[DataFile] = []
         self._first_parent: int | bool | None = False  # False: no attempt yet
         #: An overwrite is an ``overwrite`` snapshot even when it adds no file (as v3).
@@ -87,6 +92,9 @@ class V4Overwrite(V4Append):
             raise ValidationError("expected a DataFile or a file path", field="file",
                                   value=file)
         self._remove_paths[path] = None
+        part = (file.spec_id, tuple(file.partition)) if isinstance(file, DataFile) else None
+        if self._remove_parts.get(path, part) is not None or path not in self._remove_parts:
+            self._remove_parts[path] = part
         return self
 
     @property
@@ -99,6 +107,11 @@ class V4Overwrite(V4Append):
     #: The lowest data sequence number of the data files the attempt keeps (and the table's
     #: last sequence number): delete files below it apply to nothing and go (as v3).
     _min_data_seq: int | None = None
+
+    def _delete_partitions(self) -> list[tuple[int, tuple[Any, ...]]]:
+        """(spec id, partition) of further delete files :meth:`_removes` may remove (a
+        subclass's), so that delete leaves that may hold them are read."""
+        return []
 
     def _removes(self, e: ContentEntry, data_paths: set[str]) -> bool:
         """Whether a live file entry goes: named by path (data / equality delete files), a
@@ -151,9 +164,85 @@ class V4Overwrite(V4Append):
             root = read_root_manifest(self._io, parent.root_manifest,
                                       snapshot_id=parent.snapshot_id,
                                       sequence_number=parent.sequence_number)
-        leaves = {leaf.root_entry.location: leaf for leaf in read_leaves(
-            self._io, root, legacy=legacy_leaf_reader(self._io, base))}
         live_root = [e for e in root.entries if e.is_live]
+        # leaves that may hold a file to remove first; every leaf only if some file is missing
+        out = self._apply_removals(base, parent, root, live_root, pruned=True)
+        if out is None:
+            out = self._apply_removals(base, parent, root, live_root, pruned=False)
+        assert out is not None
+        new = self._new_entries(base)
+        return self._compact(base, out) + new
+
+    def _leaves_to_read(self, base: TableMetadata, root: ContentManifest,
+                        data_paths: set[str] | None) -> list[ContentEntry] | None:
+        """The live leaf entries of ``root`` that may hold a file to remove (by the partition
+        summaries in their aggregated stats, docs/v4-layout.md §12), a data DV or delete file
+        of one, or a delete file older than every kept data file; data leaves when
+        ``data_paths`` is None, else delete leaves. None: cannot tell, read every leaf."""
+        dv_targets = {e.referenced_file for e in root.entries
+                      if e.is_live and e.content_type == ContentType.MANIFEST_DV}
+        want: list[tuple[int, tuple[Any, ...]]] = []
+        for path in self._remove_paths:
+            part = self._remove_parts.get(path)
+            if part is None:
+                return None
+            want.append(part)
+        if data_paths is not None:
+            want.extend((f.spec_id, tuple(f.partition)) for f in self._removed_data)
+            want.extend(self._delete_partitions())
+        out: list[ContentEntry] = []
+        for e in root.entries:
+            if not (e.is_live and e.content_type.is_manifest):
+                continue
+            is_data = e.content_type == ContentType.DATA_MANIFEST
+            if is_data != (data_paths is None):
+                continue
+            ms = e.manifest_stats
+            seq = None if ms is None else ms.min_sequence_number
+            if ms is None or seq is None or seq < 0 or e.location in dv_targets:
+                out.append(e)  # its live files' lowest sequence number is needed
+                continue
+            if (not is_data and self._min_data_seq is not None
+                    and 0 < seq < self._min_data_seq):
+                out.append(e)
+                continue
+            spec = base.spec_by_id(e.partition_spec_id)
+            summaries = None if e.content_stats is None else e.content_stats.partitions
+            if spec is None or summaries is None:
+                out.append(e)
+                continue
+            ptype = spec.partition_type(base.schema)
+            if any(sid == e.partition_spec_id and _may_hold(summaries, ptype, part)
+                   for sid, part in want):
+                out.append(e)
+        return out
+
+    def _apply_removals(self, base: TableMetadata, parent: Snapshot, root: ContentManifest,
+               live_root: list[ContentEntry], *, pruned: bool) -> list[ContentEntry] | None:
+        """The parent's live root entries with the removals applied and new manifest DVs,
+        reading only the leaves that may be concerned when ``pruned`` (None: cannot prune);
+        sets :attr:`removed_files`; raises when a file to remove is missing and not
+        ``pruned``."""
+        legacy = legacy_leaf_reader(self._io, base)
+        data_sel = self._leaves_to_read(base, root, None) if pruned else None
+        if pruned and data_sel is None:
+            return None
+
+        every: list[LeafManifest] = []
+
+        def read(sel: list[ContentEntry] | None, data: bool) -> dict[str, LeafManifest]:
+            if sel is None:
+                if not every:
+                    every.extend(read_leaves(self._io, root, legacy=legacy))
+                got = every
+            else:
+                got = read_leaves(self._io, replace(root, entries=tuple(
+                    [*sel, *(e for e in root.entries
+                             if e.content_type == ContentType.MANIFEST_DV)])), legacy=legacy)
+            return {leaf.root_entry.location: leaf for leaf in got
+                    if (leaf.manifest.kind == ManifestKind.DATA) == data}
+
+        leaves = read(data_sel, True)
         data_leaves = [lf for lf in leaves.values() if lf.manifest.kind == ManifestKind.DATA]
         # data files first: their removal decides which data DVs go
         data_paths = {e.location for e in live_root
@@ -166,9 +255,29 @@ class V4Overwrite(V4Append):
         for leaf in data_leaves:
             kept_seqs.extend(e.version_info.sequence_number for e in leaf.live_entries()
                              if e.location not in data_paths)
+        if data_sel is not None:  # leaves not read: their live files' lowest sequence number
+            read_locations = set(leaves)
+            kept_seqs.extend(
+                e.manifest_stats.min_sequence_number for e in live_root
+                if e.content_type == ContentType.DATA_MANIFEST
+                and e.location not in read_locations and e.manifest_stats is not None)
         self._min_data_seq = min([base.last_sequence_number,
                                   *(s for s in kept_seqs if s is not None)])
         removed: list[DataFile] = []
+        if pruned:
+            self._removed_data = [self._data_file(base, e) for leaf in data_leaves
+                                  for e in leaf.live_entries() if e.location in data_paths]
+            self._removed_data += [self._data_file(base, e) for e in live_root
+                                   if e.content_type == ContentType.DATA
+                                   and e.location in data_paths]
+            delete_sel = self._leaves_to_read(base, root, data_paths)
+            if delete_sel is None:
+                return None
+            leaves.update(read(delete_sel, False))
+        else:
+            leaves.update(read(None, False))
+        leaves = {e.location: leaves[e.location] for e in root.entries  # root order
+                  if e.location in leaves and e.content_type.is_manifest}
         new_ordinals: dict[str, list[int]] = {}
         for leaf in leaves.values():
             for i, e in enumerate(leaf.entries):
@@ -187,13 +296,14 @@ class V4Overwrite(V4Append):
             else:
                 out.append(e.with_status(EntryStatus.EXISTING))
         found = {f.file_path for f in removed}
+        if pruned and not set(self._remove_paths) <= found:
+            return None  # some file may be in a leaf not read: read them all
         self._check_found(parent, found)
         for location, ordinals in new_ordinals.items():
             leaf = leaves[location]
             out.append(inline_manifest_dv(leaf.root_entry, _union(leaf, ordinals)))
         self._removed = removed
-        new = self._new_entries(base)
-        return self._compact(base, out) + new
+        return out
 
     def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
                     sequence_number: int, attempt: int, files: list[str]) -> _Tree:
@@ -225,6 +335,37 @@ class V4Overwrite(V4Append):
         out[CHANGED_PARTITION_COUNT] = str(len(partitions))
         _add_totals(out, parent, counts.totals())
         return out
+
+
+def _may_hold(summaries: tuple[FieldSummary, ...], ptype: Any, partition: tuple[Any, ...]
+              ) -> bool:
+    """Whether a leaf whose partition field summaries are ``summaries`` may hold a file of
+    ``partition`` (a tuple of the spec's ``ptype``); anything undecidable keeps the leaf."""
+    fields = ptype.fields
+    if len(summaries) != len(fields) or len(partition) != len(fields):
+        return True
+    for f, s, v in zip(fields, summaries, partition, strict=True):
+        if v is None:
+            if not s.contains_null:
+                return False
+            continue
+        if isinstance(v, float) and v != v:
+            if s.contains_nan is False:
+                return False
+            continue
+        if s.lower_bound is None or s.upper_bound is None:
+            continue
+        try:
+            key = values.sort_key(f.field_type, v)
+            if key < values.sort_key(f.field_type, values.from_bytes(f.field_type,
+                                                                      s.lower_bound)):
+                return False
+            if key > values.sort_key(f.field_type, values.from_bytes(f.field_type,
+                                                                     s.upper_bound)):
+                return False
+        except (IcebergError, TypeError, ValueError):
+            continue
+    return True
 
 
 def _union(leaf: LeafManifest, ordinals: Iterable[int]) -> DeletionVector:

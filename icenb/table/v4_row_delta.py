@@ -105,6 +105,10 @@ class V4RowDelta(V4Overwrite):
         """The added delete files: DVs, then equality delete files."""
         return (*self._dvs, *self._eq_deletes)
 
+    def _delete_partitions(self) -> list[tuple[int, tuple[Any, ...]]]:
+        """The partitions of data files getting a new DV: delete leaves to read."""
+        return [(d.spec_id, tuple(d.partition)) for d in self._dvs]
+
     def _removes(self, e: ContentEntry, data_paths: set[str]) -> bool:
         """Also a live DV of a data file that gets a new DV (docs/v4-layout.md §13)."""
         if e.content_type == ContentType.POSITION_DELETE and any(

@@ -406,7 +406,7 @@ class Warehouse:
         ``"truncate(4, s)"``, ``"id"`` (Java's default field names); ``sort_by``: ``"id"``,
         ``"ts desc nulls last"``. Everything is validated before anything is written.
         ``format_version=4`` is EXPERIMENTAL: the unadopted single-file-commits proposal
-        (docs/v4-layout.md), readable by icenb only; only appends commit to it so far.
+        (docs/v4-layout.md), readable by icenb only.
         """
         ident = to_identifier(name)
         if len(ident) < 2:

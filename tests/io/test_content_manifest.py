@@ -53,7 +53,7 @@ from icenb.spec.content_entry import (
     VersionInfo,
 )
 from icenb.spec.deletion_vector import serialize_deletion_vector
-from icenb.spec.manifest import DataFile, FieldSummary, ManifestContent, ManifestEntry
+from icenb.spec.manifest import DataFile, FieldSummary, FileFormat, ManifestContent, ManifestEntry
 from icenb.spec.partition_spec import PartitionField, PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.spec.transforms import parse_transform
@@ -137,12 +137,17 @@ def manifests(draw: st.DrawFn) -> tuple[ManifestKind, list[ContentEntry]]:
                ManifestKind.ROOT: set(ContentType) - {ContentType.MANIFEST_DV}}[kind]
     es = draw(st.lists(entries().filter(lambda e: e.content_type in allowed), max_size=6))
     seen: set[str] = set()
+    dv_of: set[str] = set()
     unique = []
     for e in es:  # a live manifest is listed once per root
         if e.content_type.is_manifest and e.is_live:
             if e.location in seen:
                 continue
             seen.add(e.location)
+        if e.content_type == ContentType.POSITION_DELETE and e.is_live:
+            if (e.referenced_file or "") in dv_of:  # table spec: one DV per data file
+                continue
+            dv_of.add(e.referenced_file or "")
         unique.append(e)
     return kind, unique
 
@@ -420,3 +425,23 @@ def test_one_entry_root_is_smaller_than_v3s_list_and_manifest(tmp_path: Path, io
                                          parent_snapshot_id=None, sequence_number=1,
                                          first_row_id=0)
     assert info.length < len(manifest_bytes) + len(list_bytes)
+
+
+def test_a_second_live_dv_for_one_data_file_is_refused(tmp_path: Path) -> None:
+    """Table spec, "Deletion Vectors": at most one DV per data file; the writer refuses a
+    manifest with two live DVs for one data file, naming the second entry."""
+    from icenb.errors import InvalidMetadata
+
+    dvs = [ContentEntry(content_type=ContentType.POSITION_DELETE, location=f"s3://b/dv{i}.puffin",
+                        file_format=FileFormat.PUFFIN, partition_spec_id=0, record_count=1,
+                        version_info=VersionInfo(EntryStatus.ADDED, None, None, None),
+                        file_size_in_bytes=40, referenced_file="s3://b/d.parquet",
+                        deletion_vector=DeletionVectorRef(4, 30))
+           for i in range(2)]
+    with pytest.raises(InvalidMetadata) as err:
+        encode_content_manifest("s3://b/m.avro", ManifestKind.DELETE, dvs)
+    assert (err.value.file, err.value.field, err.value.value) == (
+        "s3://b/m.avro", "entries[1].referenced_file", "s3://b/d.parquet")
+    one = encode_content_manifest("s3://b/m.avro", ManifestKind.DELETE,
+                                  [dvs[0], dvs[1].with_status(EntryStatus.DELETED)])
+    assert len(decode_content_manifest("s3://b/m.avro", one).entries) == 2
