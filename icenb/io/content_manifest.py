@@ -31,7 +31,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from icenb.errors import CorruptFile, IcebergError, InvalidMetadata, UnsupportedVersion
+from icenb.errors import (
+    CorruptFile,
+    IcebergError,
+    InvalidMetadata,
+    UnsupportedVersion,
+    ValidationError,
+)
 from icenb.io.avro import avro_file_metadata, read_avro, read_avro_records
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_writer import (
@@ -41,7 +47,12 @@ from icenb.io.manifest_writer import (
     avro_codec,
     partition_summaries,
 )
-from icenb.io.puffin import build_puffin, deletion_vector_blob, read_deletion_vector
+from icenb.io.puffin import (
+    CREATED_BY,
+    build_puffin,
+    deletion_vector_blob,
+    read_deletion_vector,
+)
 from icenb.spec import values
 from icenb.spec.content_entry import (
     CONTENT_ENTRY_RECORD,
@@ -74,6 +85,9 @@ from icenb.spec.schema import Schema
 from icenb.spec.types import StructType
 
 __all__ = [
+    "MANIFEST_DV_INLINE",
+    "MANIFEST_DV_PUFFIN",
+    "MANIFEST_DV_STORAGE",
     "UNASSIGNED_SEQUENCE_NUMBER",
     "ContentManifest",
     "LeafManifest",
@@ -88,12 +102,14 @@ __all__ = [
     "inline_manifest_dv",
     "leaf_manifest_entry",
     "load_manifest_dv",
+    "manifest_dv_storage",
     "read_content_manifest",
     "read_leaf_manifest",
     "read_leaves",
     "read_root_manifest",
     "write_leaf_manifest",
     "write_puffin_manifest_dv",
+    "write_puffin_manifest_dvs",
     "write_root_manifest",
 ]
 
@@ -315,6 +331,13 @@ def write_root_manifest(io: FileIO, location: str, entries: Sequence[ContentEntr
 
 # --------------------------------------------------------------------------- manifest DVs
 
+#: Table property: where a removal writes its new manifest DVs, ``inline`` in the root entry
+#: (default) or ``puffin``: one Puffin file per commit attempt holding all its manifest DVs
+#: (docs/v4-layout.md §6).
+MANIFEST_DV_STORAGE = "write.v4.manifest-dv.storage"
+MANIFEST_DV_INLINE = "inline"
+MANIFEST_DV_PUFFIN = "puffin"
+
 
 def inline_manifest_dv(target: ContentEntry, positions: DeletionVector | PositionsLike, *,
                        status: EntryStatus = EntryStatus.ADDED) -> ContentEntry:
@@ -338,19 +361,49 @@ def write_puffin_manifest_dv(io: FileIO, location: str, target: ContentEntry,
                              positions: DeletionVector | PositionsLike) -> ContentEntry:
     """Write the manifest DV for ``target`` as a deletion-vector-v1 blob in a new Puffin file
     at ``location`` and return its ADDED entry (offset/size_in_bytes of the blob)."""
-    _check_target(target)
-    dv = positions if isinstance(positions, DeletionVector) else (
-        DeletionVector.from_positions(positions))
-    _check_ordinals(dv, target)
-    puffin = build_puffin([deletion_vector_blob(dv, target.location)])
-    blob = puffin.file_metadata.blobs[0]
+    return write_puffin_manifest_dvs(io, location, [(target, positions)])[0]
+
+
+def write_puffin_manifest_dvs(
+        io: FileIO, location: str,
+        dvs: Sequence[tuple[ContentEntry, DeletionVector | PositionsLike]], *,
+        created_by: str | None = None) -> list[ContentEntry]:
+    """Write the manifest DVs ``(target leaf entry, ordinals)`` of one commit as the
+    deletion-vector-v1 blobs of one new Puffin file at ``location`` (blob
+    ``referenced-data-file`` = the leaf manifest, docs/v4-layout.md §6); their ADDED entries,
+    in order, each naming its blob by ``offset``/``size_in_bytes``."""
+    if not dvs:
+        raise InvalidMetadata("a manifest DV Puffin file holds at least one DV", file=location,
+                              field="dvs", value=0)
+    checked: list[tuple[ContentEntry, DeletionVector]] = []
+    for target, positions in dvs:
+        _check_target(target)
+        dv = positions if isinstance(positions, DeletionVector) else (
+            DeletionVector.from_positions(positions))
+        _check_ordinals(dv, target)
+        checked.append((target, dv))
+    props = {CREATED_BY: created_by} if created_by else None
+    puffin = build_puffin([deletion_vector_blob(dv, t.location) for t, dv in checked], props)
     io.new_output(location).create(puffin.data)
-    return ContentEntry(
+    return [ContentEntry(
         content_type=ContentType.MANIFEST_DV, location=location, file_format=FileFormat.PUFFIN,
         partition_spec_id=target.partition_spec_id, record_count=dv.cardinality,
         file_size_in_bytes=len(puffin.data),
         deletion_vector=DeletionVectorRef(offset=blob.offset, size_in_bytes=blob.length),
         referenced_file=target.location)
+        for (target, dv), blob in zip(checked, puffin.file_metadata.blobs, strict=True)]
+
+
+def manifest_dv_storage(properties: Mapping[str, str]) -> str:
+    """The table property :data:`MANIFEST_DV_STORAGE`: how removals write manifest DVs,
+    ``inline`` (default) or ``puffin`` (docs/v4-layout.md §6); anything else is a
+    ValidationError naming the property."""
+    raw = properties.get(MANIFEST_DV_STORAGE, MANIFEST_DV_INLINE)
+    value = raw.strip().lower()
+    if value not in (MANIFEST_DV_INLINE, MANIFEST_DV_PUFFIN):
+        raise ValidationError(f"{MANIFEST_DV_STORAGE} must be {MANIFEST_DV_INLINE!r} or "
+                              f"{MANIFEST_DV_PUFFIN!r}", field=MANIFEST_DV_STORAGE, value=raw)
+    return value
 
 
 def _check_target(target: ContentEntry) -> None:

@@ -51,6 +51,7 @@ from icenb.spec.types import NestedField
 from icenb.table.arrow_schema import to_arrow_type
 from icenb.table.copy_on_write import (
     MERGE_ON_READ,
+    CopyOnWritePlan,
     _validated,
     plan_copy_on_write,
     update_mode,
@@ -233,7 +234,8 @@ def delete_merge_on_read(table: Table, filter: str | Expression, *,
         from icenb.table.v4_row_delta import v4_row_delta
 
         return v4_row_delta(table, hits, None, branch=branch,
-                            snapshot_properties=snapshot_properties)
+                            snapshot_properties=snapshot_properties, snapshot=snap,
+                            conflict_filter=expr, isolation=level)
     producer = _row_delta(table, branch, snapshot_properties)
 
     def stage(written: list[str]) -> bool:
@@ -351,7 +353,7 @@ def delete_by_key(table: Table, keys: Any, *, on: str | Sequence[str] | None = N
         from icenb.table.v4_row_delta import v4_equality_delta
 
         return v4_equality_delta(table, snap, conformed, names, None, branch=branch,
-                                 snapshot_properties=snapshot_properties)
+                                 snapshot_properties=snapshot_properties, isolation=level)
     producer = _row_delta(table, branch, snapshot_properties)
 
     def stage(written: list[str]) -> bool:
@@ -393,7 +395,8 @@ def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
         from icenb.table.v4_row_delta import v4_equality_delta
 
         committed = v4_equality_delta(table, snap, keys, names, rows, branch=branch,
-                                      snapshot_properties=snapshot_properties)
+                                      snapshot_properties=snapshot_properties,
+                                      isolation=level)
         assert committed is not None
         return committed
     producer = _row_delta(table, branch, snapshot_properties)
@@ -492,7 +495,8 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
         from icenb.table.v4_row_delta import v4_row_delta
 
         return v4_row_delta(table, hits, new_rows, branch=branch,
-                            snapshot_properties=snapshot_properties)
+                            snapshot_properties=snapshot_properties, snapshot=snap,
+                            conflict_filter=expr, isolation=level)
     producer = _row_delta(table, branch, snapshot_properties)
 
     def stage(written: list[str]) -> bool:
@@ -503,13 +507,13 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
     return _commit_staged(table, producer, stage)
 
 
-def _update_copy_on_write_v4(table: Table, remove: Sequence[DataFile], rows: pa.Table,
-                             branch: str, snapshot_properties: Mapping[str, str] | None
-                             ) -> Snapshot:
+def _update_copy_on_write_v4(table: Table, plan: CopyOnWritePlan, expr: Expression,
+                             rows: pa.Table, branch: str,
+                             snapshot_properties: Mapping[str, str] | None) -> Snapshot:
     """The copy-on-write update of a v4 table: the rewritten files leave as DELETED root entries
     or through manifest DVs, the rewritten rows come in, in one ``overwrite`` snapshot
-    (docs/v4-layout.md §12; concurrent commits are not validated on v4 yet)."""
-    from icenb.table.v4_remove import V4Overwrite
+    validated as v3's (``write.update.isolation-level``, docs/v4-layout.md §12)."""
+    from icenb.table.v4_remove import V4Overwrite, validate_copy_on_write
 
     catalog, identifier = table._writable()
     producer = V4Overwrite(catalog, identifier, table.io, branch=branch,
@@ -517,7 +521,8 @@ def _update_copy_on_write_v4(table: Table, remove: Sequence[DataFile], rows: pa.
     producer.overwrite = True
     try:
         producer.check_branch(table.metadata)
-        for f in remove:
+        validate_copy_on_write(producer, table.metadata, plan.snapshot_id, expr, "update")
+        for f in plan.remove:
             producer.delete_file(f)
         producer.write(rows, table.metadata)
     except BaseException:
@@ -544,7 +549,7 @@ def _update_copy_on_write(table: Table, set: Mapping[str, Assignment], expr: Exp
     rows = pa.concat_tables(parts)
     catalog, identifier = table._writable()
     if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §12
-        return _update_copy_on_write_v4(table, plan.remove, rows, branch, snapshot_properties)
+        return _update_copy_on_write_v4(table, plan, expr, rows, branch, snapshot_properties)
     producer = OverwriteFiles(catalog, identifier, table.io, branch=branch,
                               snapshot_properties=snapshot_properties)
     producer.check_branch(md)

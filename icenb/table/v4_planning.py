@@ -36,8 +36,9 @@ import pyarrow.compute as pc
 from icenb.errors import IcebergError, InvalidMetadata, UnsupportedVersion
 from icenb.io.avro import avro_arrow_schema
 from icenb.io.content_manifest import (
+    decode_content_manifest,
+    decode_content_manifest_table,
     load_manifest_dv,
-    read_content_manifest,
     read_root_manifest,
 )
 from icenb.io.file_io import FileIO
@@ -47,11 +48,13 @@ from icenb.io.manifest_reader import (
     concat_entry_tables,
     read_manifest_entries,
 )
+from icenb.spec import values
 from icenb.spec.content_entry import (
     ContentEntry,
     ContentStats,
     ContentType,
     InheritFrom,
+    ManifestKind,
     check_leaf,
     inherit,
 )
@@ -61,6 +64,7 @@ from icenb.spec.manifest import (
     DataFile,
     EntryStatus,
     FileContent,
+    FileFormat,
     ManifestContent,
     ManifestEntry,
     avro_schema,
@@ -240,15 +244,25 @@ def _leaf_entries(io: FileIO, root_entry: ContentEntry, root_location: str,
     hit = cache.get(key) if cache is not None else None
     if hit is not None:
         return hit.table
+    location = root_entry.location
+    data = io.new_input(location, size=root_entry.file_size_in_bytes).read()
     try:
-        m = read_content_manifest(io, root_entry.location,
-                                  length=root_entry.file_size_in_bytes)
+        kind, raw = decode_content_manifest_table(location, data)
     except UnsupportedVersion:
         # a v1-v3 manifest listed after an upgrade (docs/v4-layout.md §14): the v3 reader
         v3 = read_manifest_entries(io, [manifest_file_of(root_entry)], 3)
         if cache is not None:
             cache.put(key, DecodedManifest(v3, root_entry.partition_spec_id, 3))
         return v3
+    fast = _data_leaf_table(root_entry, kind, raw, location, specs, schema, column_stats,
+                            root_location)
+    if fast is not None:
+        if cache is not None:
+            cache.put(key, DecodedManifest(fast, root_entry.partition_spec_id, 4))
+        return fast
+    # anything the columnar path does not vouch for: the entry objects, which check every
+    # rule and raise the errors naming the entry and field
+    m = decode_content_manifest(location, data)
     check_leaf(root_entry, m.kind, m.entries, file=m.location)
     entries = inherit(m.entries, InheritFrom.from_root_entry(root_entry, file=root_location),
                       file=m.location)
@@ -257,6 +271,209 @@ def _leaf_entries(io: FileIO, root_entry: ContentEntry, root_location: str,
     if cache is not None:
         cache.put(key, DecodedManifest(table, root_entry.partition_spec_id, 4))
     return table
+
+
+_DATA_LEAF_COLUMNS = ("content_type", "location", "file_format", "version_info",
+                      "deletion_vector", "partition_spec_id", "sort_order_id", "record_count",
+                      "file_size_in_bytes", "content_stats", "manifest_stats",
+                      "referenced_file", "key_metadata", "split_offsets", "equality_ids",
+                      "first_row_id")
+_METRICS = ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts",
+            "lower_bounds", "upper_bounds")
+
+
+def _nulls(a: pa.Array | pa.ChunkedArray) -> bool:
+    return bool(a.null_count)
+
+
+def _int_column(a: pa.ChunkedArray | pa.Array) -> np.ndarray[Any, Any]:
+    return np.asarray(a.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _data_leaf_table(root_entry: ContentEntry, kind: ManifestKind, raw: pa.Table,
+                     location: str, specs: Mapping[int, PartitionSpec], schema: Schema,
+                     column_stats: bool, root_location: str) -> pa.Table | None:
+    """A data leaf's v3 entry table straight from its columnar decode, inheritance applied,
+    or None when any entry is not a plain data file entry this path vouches for (then the
+    entry objects check the rules and raise the errors, docs/v4-layout.md §10): every rule
+    of :meth:`ContentEntry.check`, :func:`check_leaf` and :func:`inherit` for data files is
+    checked here as a condition for taking this path."""
+    n = raw.num_rows
+    if (root_entry.content_type != ContentType.DATA_MANIFEST or kind != ManifestKind.DATA
+            or n == 0 or n != root_entry.record_count
+            or any(c not in raw.column_names for c in _DATA_LEAF_COLUMNS)):
+        return None
+    col = raw.column
+    # content type, required fields, fields a data file entry must not carry
+    if (_nulls(col("content_type")) or pc.any(pc.not_equal(col("content_type"), 0)).as_py()
+            or any(_nulls(col(c)) for c in ("location", "file_format", "partition_spec_id",
+                                              "record_count", "file_size_in_bytes"))
+            or any(col(c).null_count != n for c in ("deletion_vector", "manifest_stats",
+                                                    "referenced_file", "equality_ids"))
+            or pc.any(pc.equal(pc.binary_length(col("location")), 0)).as_py()):
+        return None
+    spec_ids = pc.unique(col("partition_spec_id")).to_pylist()
+    if len(spec_ids) != 1 or spec_ids[0] < 0 or spec_ids[0] not in specs:
+        return None
+    sid = int(spec_ids[0])
+    record_count = _int_column(col("record_count"))
+    if (record_count < 0).any() or (_int_column(col("file_size_in_bytes")) < 0).any():
+        return None
+    formats: dict[str, str] = {}
+    for text in pc.unique(col("file_format")).to_pylist():
+        try:
+            formats[text] = FileFormat.parse(text).name
+        except IcebergError:
+            return None
+    first_row_id = col("first_row_id").combine_chunks()
+    if pc.any(pc.less(first_row_id, 0)).as_py():
+        return None
+    splits = col("split_offsets").combine_chunks()
+    if splits.null_count != n:
+        parents, items = _list_items(splits)
+        vals = np.asarray(items.to_numpy(zero_copy_only=False), dtype=np.int64)
+        if ((np.diff(vals) < 0) & (np.diff(parents) == 0)).any():
+            return None
+    # version_info and inheritance (a null version_info: ADDED, everything inherited)
+    vi = col("version_info").combine_chunks()
+    vi_valid = np.ones(n, dtype=bool) if vi.null_count == 0 else np.asarray(
+        vi.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+    def vi_field(name: str) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        f = vi.field(name)
+        present = vi_valid & np.asarray(f.is_valid().to_numpy(zero_copy_only=False), bool)
+        values_ = np.asarray(f.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        return values_, present
+
+    status, status_ok = vi_field("status")
+    status = np.where(vi_valid, status, int(EntryStatus.ADDED))
+    if not (status_ok | ~vi_valid).all() or not np.isin(status, (0, 1, 2)).all():
+        return None
+    source = InheritFrom.from_root_entry(root_entry, file=root_location)
+    snap, snap_ok = vi_field("snapshot_id")
+    seq, seq_ok = vi_field("sequence_number")
+    fseq, fseq_ok = vi_field("file_sequence_number")
+    added = status == int(EntryStatus.ADDED)
+    if not ((seq_ok & fseq_ok) | added).all():
+        return None
+    snap = np.where(snap_ok, snap, source.snapshot_id)
+    seq = np.where(seq_ok, seq, source.sequence_number)
+    fseq = np.where(fseq_ok, fseq, source.sequence_number)
+    counts = {"added": added, "existing": status == int(EntryStatus.EXISTING),
+              "deleted": status == int(EntryStatus.DELETED)}
+    ms = root_entry.manifest_stats
+    if ms is not None:
+        for name, mask in counts.items():
+            if (getattr(ms, f"{name}_files_count") != int(mask.sum())
+                    or getattr(ms, f"{name}_rows_count") != int(record_count[mask].sum())):
+                return None
+    rid_missing = np.asarray(first_row_id.is_null().to_numpy(zero_copy_only=False), bool)
+    if source.first_row_id is not None and rid_missing.any():
+        step = np.where(rid_missing, record_count, 0)
+        assigned = source.first_row_id + np.cumsum(step) - step
+        first_row_id = pa.array(np.where(
+            rid_missing, assigned,
+            np.asarray(first_row_id.fill_null(0).to_numpy(zero_copy_only=False), np.int64)),
+            pa.int64())
+    # content_stats: partition tuple and metric maps
+    cs = col("content_stats").combine_chunks()
+    if cs.null_count not in (0, n):
+        return None
+    ptype = _partition_type(specs[sid], schema)
+    arrow_schema = avro_arrow_schema(
+        location, avro_schema(manifest_entry_type(ptype, 3), "manifest_entry"))
+    df_type = arrow_schema.field("data_file").type
+    part_type = df_type.field("partition").type
+    partition = _partition_column(cs, n, ptype, part_type)
+    if partition is None:
+        return None
+
+    def metric(name: str) -> pa.Array:
+        t = df_type.field(name).type
+        if cs.null_count == n or not column_stats:
+            return pa.nulls(n, t)
+        return cs.field(name).cast(t)
+
+    def plain(name: str, t: pa.DataType) -> pa.Array:
+        return col(name).combine_chunks().cast(t)
+
+    fmt = pa.array([formats[v] for v in col("file_format").to_pylist()], pa.string())
+    children: dict[str, pa.Array] = {
+        "content": pa.array(np.zeros(n, np.int32), pa.int32()),
+        "file_path": col("location").combine_chunks(), "file_format": fmt,
+        "partition": partition, "record_count": pa.array(record_count, pa.int64()),
+        "file_size_in_bytes": plain("file_size_in_bytes", pa.int64()),
+        **{m: metric(m) for m in _METRICS},
+        "first_row_id": first_row_id,
+    }
+    for name, src in (("key_metadata", "key_metadata"), ("split_offsets", "split_offsets"),
+                      ("equality_ids", "equality_ids"), ("sort_order_id", "sort_order_id")):
+        children[name] = plain(src, df_type.field(name).type)
+    arrays = [children[f.name] if f.name in children else pa.nulls(n, f.type)
+              for f in df_type]
+    data_file = pa.StructArray.from_arrays(arrays, fields=list(df_type))
+    top = {"status": pa.array(status, pa.int32()), "snapshot_id": pa.array(snap, pa.int64()),
+           "sequence_number": pa.array(seq, pa.int64()),
+           "file_sequence_number": pa.array(fseq, pa.int64()), "data_file": data_file}
+    t = pa.Table.from_arrays([top[f.name].cast(f.type) for f in arrow_schema],
+                             schema=arrow_schema)
+    t = t.append_column("manifest_path", pa.repeat(pa.scalar(location), n)) \
+        .append_column("partition_spec_id", pa.repeat(pa.scalar(sid, pa.int32()), n)) \
+        .append_column("manifest_content", pa.repeat(pa.scalar(0, pa.int32()), n))
+    return concat_entry_tables([t])
+
+
+def _list_items(a: pa.ListArray | pa.MapArray) -> tuple[np.ndarray[Any, Any], pa.Array]:
+    """The row of each item of a list (or map) array and its items (entries struct for a
+    map), slicing and null lists accounted for."""
+    offsets = np.asarray(a.offsets.to_numpy(zero_copy_only=False), np.int64)
+    lengths = np.diff(offsets)
+    if a.null_count:
+        lengths = np.where(np.asarray(a.is_valid().to_numpy(zero_copy_only=False), bool),
+                           lengths, 0)
+    rows = np.repeat(np.arange(len(a), dtype=np.int64), lengths)
+    if isinstance(a, pa.MapArray):
+        base = pa.StructArray.from_arrays([a.keys, a.items], names=["key", "value"])
+    else:
+        base = a.values
+    if a.null_count:
+        idx = np.concatenate([np.arange(o, o + k, dtype=np.int64)
+                              for o, k in zip(offsets[:-1], lengths, strict=True)] or
+                             [np.zeros(0, np.int64)])
+        return rows, base.take(pa.array(idx, pa.int64()))
+    return rows, base.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+
+
+def _partition_column(cs: pa.StructArray, n: int, ptype: StructType,
+                      part_type: pa.StructType) -> pa.StructArray | None:
+    """The v3 partition struct of ``content_stats.partition`` (field id -> Appendix D
+    bytes; a field the map lacks is null), or None when a value does not decode or a key
+    repeats (the entry objects then decide)."""
+    pmap = None if cs.null_count == n else cs.field("partition")
+    arrays = []
+    for f, af in zip(ptype.fields, part_type, strict=True):
+        out: list[Any] = [None] * n
+        if pmap is not None and pmap.null_count != n:
+            rows, entries = _list_items(pmap)
+            keys = np.asarray(entries.field("key").to_numpy(zero_copy_only=False), np.int64)
+            hit = np.flatnonzero(keys == f.field_id)
+            hit_rows = rows[hit]
+            if len(np.unique(hit_rows)) != len(hit_rows):
+                return None
+            vals = entries.field("value").take(pa.array(hit, pa.int64()))
+            enc = vals.dictionary_encode()
+            decoded: list[Any] = []
+            for b in enc.dictionary.to_pylist():
+                try:
+                    decoded.append(values.from_bytes(f.field_type, b))
+                except IcebergError:
+                    return None
+            idx = enc.indices.to_pylist()
+            for r, i in zip(hit_rows.tolist(), idx, strict=True):
+                out[r] = None if i is None else decoded[i]
+        arrays.append(pa.array(out, af.type))
+    return pa.StructArray.from_arrays(arrays, fields=list(part_type),
+                                      mask=pa.array(np.zeros(n, bool)))
 
 
 def _without(table: pa.Table, deleted: DeletionVector, root_entry: ContentEntry,

@@ -23,11 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from icenb.errors import CommitConflict, IcebergError, ValidationError
 from icenb.io.content_manifest import (
+    MANIFEST_DV_INLINE,
     ContentManifest,
     LeafManifest,
     inline_manifest_dv,
+    manifest_dv_storage,
     read_leaves,
     read_root_manifest,
+    write_puffin_manifest_dvs,
     write_root_manifest,
 )
 from icenb.io.file_io import join_location
@@ -35,7 +38,7 @@ from icenb.spec import values
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind, VersionInfo
 from icenb.spec.deletion_vector import DeletionVector
 from icenb.spec.expressions import ALWAYS_TRUE, Expression
-from icenb.spec.manifest import DataFile, EntryStatus, FieldSummary
+from icenb.spec.manifest import DataFile, EntryStatus, FieldSummary, FileContent
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.merging_producer import _Counts
@@ -49,11 +52,12 @@ from icenb.table.snapshot_producer import (
 from icenb.table.v4_planning import manifest_entry_of
 from icenb.table.v4_producer import V4Append
 from icenb.table.v4_upgrade import legacy_leaf_reader, root_entries_of_manifest_list
+from icenb.table.v4_validation import V4Validation
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
 
-__all__ = ["V4Overwrite", "v4_delete_rows", "v4_overwrite_rows"]
+__all__ = ["V4Overwrite", "v4_delete_rows", "v4_overwrite_rows", "validate_copy_on_write"]
 
 
 def _deleted(e: ContentEntry) -> ContentEntry:
@@ -64,7 +68,7 @@ def _deleted(e: ContentEntry) -> ContentEntry:
                                                vi.file_sequence_number))
 
 
-class V4Overwrite(V4Append):
+class V4Overwrite(V4Validation, V4Append):
     """Remove whole files from, and add data files to, an EXPERIMENTAL v4 table in one
     snapshot (operation ``delete`` when nothing is added, else ``overwrite``); see the module
     docstring. New files are placed as :class:`V4Append` places them."""
@@ -80,6 +84,7 @@ class V4Overwrite(V4Append):
         self._first_parent: int | bool | None = False  # False: no attempt yet
         #: An overwrite is an ``overwrite`` snapshot even when it adds no file (as v3).
         self.overwrite = False
+        self._init_validation()  # concurrent-commit checks, docs/v4-layout.md §12
 
     def operation(self) -> str:
         return str(Operation.OVERWRITE if self._files or self.overwrite else Operation.DELETE)
@@ -155,6 +160,7 @@ class V4Overwrite(V4Append):
         ADDED entries; sets :attr:`removed_files`."""
         if parent is None:
             self._check_found(parent, set())
+            self._validate_attempt(base, parent)
             return self._new_entries(base)
         if parent.root_manifest is None:  # first v4 commit after an upgrade (§14)
             root = ContentManifest(parent.manifest_list or "", ManifestKind.ROOT,
@@ -164,14 +170,57 @@ class V4Overwrite(V4Append):
             root = read_root_manifest(self._io, parent.root_manifest,
                                       snapshot_id=parent.snapshot_id,
                                       sequence_number=parent.sequence_number)
+        self._reapply_overwrite_all(base, parent)
         live_root = [e for e in root.entries if e.is_live]
         # leaves that may hold a file to remove first; every leaf only if some file is missing
         out = self._apply_removals(base, parent, root, live_root, pruned=True)
         if out is None:
             out = self._apply_removals(base, parent, root, live_root, pruned=False)
         assert out is not None
+        self._validate_attempt(base, parent)
         new = self._new_entries(base)
         return self._compact(base, out) + new
+
+    #: An overwrite without filter: on a retry, data files committed since the first attempt
+    #: are removed too and files removed meanwhile are no conflict (v3's
+    #: ``overwriteByRowFilter(alwaysTrue)``, docs/v4-layout.md §12).
+    remove_concurrent_data = False
+
+    def _reapply_overwrite_all(self, base: TableMetadata, parent: Snapshot) -> None:
+        first = self._first_parent
+        if not self.remove_concurrent_data or first is False or first is True:
+            return
+        if parent.snapshot_id == first:
+            return
+        from icenb.table.v4_validation import snapshot_changes, snapshots_since
+
+        added: dict[str, DataFile] = {}
+        gone: set[str] = set()
+        for snap in reversed(snapshots_since(base, parent, first)):
+            ch = snapshot_changes(self._io, base, snap)
+            for f in ch.removed:
+                added.pop(f.file_path, None)
+                gone.add(f.file_path)
+            for f in ch.added:
+                if f.content == FileContent.DATA:
+                    added[f.file_path] = f
+        for path in gone:
+            self._remove_paths.pop(path, None)
+            self._remove_parts.pop(path, None)
+        for f in added.values():
+            self.delete_file(f)
+
+    def _validate_attempt(self, base: TableMetadata, parent: Snapshot | None) -> None:
+        """Conflict validation against the snapshots since the start (v4_validation), with
+        the data files this attempt replaces; before the attempt writes anything."""
+        removed = [f for f in self._removed if f.content == FileContent.DATA]
+        named = [f for f in removed if f.file_path in self._remove_paths]
+        self._validate_concurrent(base, parent, named or removed, self._new_dvs())
+
+    def _new_dvs(self) -> list[DataFile]:
+        """The data DVs this commit adds (a row delta's): no concurrent DV may target the
+        same data file."""
+        return []
 
     def _leaves_to_read(self, base: TableMetadata, root: ContentManifest,
                         data_paths: set[str] | None) -> list[ContentEntry] | None:
@@ -299,11 +348,34 @@ class V4Overwrite(V4Append):
         if pruned and not set(self._remove_paths) <= found:
             return None  # some file may be in a leaf not read: read them all
         self._check_found(parent, found)
-        for location, ordinals in new_ordinals.items():
-            leaf = leaves[location]
-            out.append(inline_manifest_dv(leaf.root_entry, _union(leaf, ordinals)))
+        out.extend(self._manifest_dvs(base, [
+            (leaves[location].root_entry, _union(leaves[location], ordinals))
+            for location, ordinals in new_ordinals.items()]))
         self._removed = removed
         return out
+
+    #: Manifest DV Puffin files this operation wrote (numbers their names).
+    _dv_files = 0
+
+    def _manifest_dvs(self, base: TableMetadata,
+                      dvs: list[tuple[ContentEntry, DeletionVector]]) -> list[ContentEntry]:
+        """The attempt's new manifest DVs (leaf entry, ordinals): inline, or with
+        ``write.v4.manifest-dv.storage`` = ``puffin`` the blobs of one Puffin file
+        ``<commit-uuid>-dv<N>.puffin`` in the metadata directory, an attempt file
+        (docs/v4-layout.md §6)."""
+        if not dvs:
+            return []
+        if manifest_dv_storage(base.properties) == MANIFEST_DV_INLINE:
+            return [inline_manifest_dv(target, dv) for target, dv in dvs]
+        from icenb import __version__
+
+        files = self._written if self._attempt is None else self._attempt[2]
+        location = join_location(metadata_dir(base),
+                                 f"{self._commit_uuid}-dv{self._dv_files}.puffin")
+        self._dv_files += 1
+        files.append(location)  # a failed attempt deletes it (snapshot_producer._cleanup)
+        return write_puffin_manifest_dvs(self._io, location, dvs,
+                                         created_by=f"icenb {__version__}")
 
     def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
                     sequence_number: int, attempt: int, files: list[str]) -> _Tree:
@@ -384,16 +456,36 @@ def _producer(table: Table, branch: str, snapshot_properties: Mapping[str, str] 
                        snapshot_properties=snapshot_properties)
 
 
+def validate_copy_on_write(producer: V4Overwrite, metadata: TableMetadata,
+                           snapshot_id: int | None, expr: str | Expression,
+                           operation: str = "delete") -> None:
+    """Spark's copy-on-write conflict detection, as v3's (``copy_on_write._validated``): from
+    the scanned snapshot, with the filter; concurrent deletes for replaced files conflict,
+    concurrent appends the filter may match too under ``serializable`` isolation
+    (``write.<operation>.isolation-level``, docs/v4-layout.md §12)."""
+    from icenb.table.merging_producer import IsolationLevel, isolation_level
+
+    if snapshot_id is not None:
+        producer.validate_from_snapshot(snapshot_id)
+    producer.conflict_detection_filter(expr)
+    producer.validate_no_conflicting_deletes()
+    if isolation_level(metadata.properties, operation) == IsolationLevel.SERIALIZABLE:
+        producer.validate_no_conflicting_data()
+
+
 def _stage(producer: V4Overwrite, table: Table, filter: str | Expression, branch: str,
-           case_sensitive: bool) -> bool:
+           case_sensitive: bool, *, validate: bool = True) -> bool:
     """Have ``producer`` remove the files holding rows matching ``filter`` and write back
-    their other live rows (a data file is rewritten, never a leaf manifest); whether any row
-    matched."""
+    their other live rows (a data file is rewritten, never a leaf manifest), validated as a
+    copy-on-write change of ``filter`` when ``validate``; whether any row matched."""
     from icenb.table.copy_on_write import plan_copy_on_write
 
     md = table.metadata
     plan = plan_copy_on_write(table.io, md, filter, branch=branch,
                               case_sensitive=case_sensitive)
+    producer.case_sensitive(case_sensitive)
+    if validate:
+        validate_copy_on_write(producer, md, plan.snapshot_id, filter)
     for f in plan.remove:
         producer.delete_file(f)
     if plan.keep_rows is not None and plan.keep_rows.num_rows:
@@ -406,7 +498,8 @@ def v4_delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN
                    case_sensitive: bool = True) -> Snapshot | None:
     """Copy-on-write delete on a v4 table: files whose rows all match are removed (a
     ``delete`` snapshot), partly matching ones replaced by their remaining rows (an
-    ``overwrite``); None when no row matched. Concurrent appends are not validated yet."""
+    ``overwrite``); None when no row matched. Validated against concurrent commits as v3
+    (:func:`validate_copy_on_write`)."""
     producer = _producer(table, branch, snapshot_properties)
     try:
         if not _stage(producer, table, filter, branch, case_sensitive):
@@ -422,13 +515,17 @@ def v4_overwrite_rows(table: Table, data: Any, filter: str | Expression | None =
                       snapshot_properties: Mapping[str, str] | None = None,
                       case_sensitive: bool = True) -> Snapshot:
     """Replace the rows matching ``filter`` (None: every row) by ``data`` in one
-    ``overwrite`` snapshot of a v4 table (remove + add, see :func:`v4_delete_rows`)."""
+    ``overwrite`` snapshot of a v4 table (remove + add, see :func:`v4_delete_rows`). Without a
+    filter nothing is validated and files appended concurrently are removed too (v3's
+    ``overwriteByRowFilter(alwaysTrue)`` re-applied on retries, docs/v4-layout.md §12)."""
     producer = _producer(table, branch, snapshot_properties)
     producer.overwrite = True
     try:
         producer.check_branch(table.metadata)
+        if filter is None:
+            producer.remove_concurrent_data = True
         _stage(producer, table, ALWAYS_TRUE if filter is None else filter, branch,
-               case_sensitive)
+               case_sensitive, validate=filter is not None)
         producer.write(data, table.metadata)
     except BaseException:
         producer.abort()

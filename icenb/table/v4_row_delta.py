@@ -45,10 +45,12 @@ from icenb.table.v4_producer import DEFAULT_ROOT_ENTRY_LIMIT, ROOT_ENTRY_LIMIT, 
 from icenb.table.v4_remove import V4Overwrite
 
 if TYPE_CHECKING:
+    from icenb.spec.expressions import Expression
     from icenb.spec.manifest import FileScanTask
     from icenb.table.table import Table
 
-__all__ = ["V4RowDelta", "v4_equality_delta", "v4_live_data_spec_ids", "v4_row_delta"]
+__all__ = ["V4RowDelta", "v4_equality_delta", "v4_live_data_spec_ids", "v4_row_delta",
+           "validate_row_delta"]
 
 
 class V4RowDelta(V4Overwrite):
@@ -104,6 +106,12 @@ class V4RowDelta(V4Overwrite):
     def deletes(self) -> tuple[DataFile, ...]:
         """The added delete files: DVs, then equality delete files."""
         return (*self._dvs, *self._eq_deletes)
+
+    #: v3 ``RowDelta``'s validation rules (docs/v4-layout.md §13)
+    _row_delta_rules = True
+
+    def _new_dvs(self) -> list[DataFile]:
+        return list(self._dvs)
 
     def _delete_partitions(self) -> list[tuple[int, tuple[Any, ...]]]:
         """The partitions of data files getting a new DV: delete leaves to read."""
@@ -161,12 +169,35 @@ class V4RowDelta(V4Overwrite):
         return out
 
 
+def validate_row_delta(producer: V4RowDelta, snapshot: Snapshot | None, expr: Expression,
+                       referenced: Iterable[str], isolation: str) -> None:
+    """v3's merge-on-read validation (``row_level._validate``): from the scanned snapshot with
+    the filter; the data files the new deletes reference must still exist; concurrent delete
+    files the filter may match conflict, and concurrent appends it may match under
+    ``serializable`` isolation (docs/v4-layout.md §13, §15)."""
+    from icenb.table.merging_producer import IsolationLevel
+
+    producer.validate_from_snapshot(None if snapshot is None else snapshot.snapshot_id)
+    producer.conflict_detection_filter(expr)
+    paths = list(dict.fromkeys(referenced))
+    if paths:
+        producer.validate_data_files_exist(paths)
+    if isolation == IsolationLevel.SERIALIZABLE:
+        producer.validate_no_conflicting_data()
+    producer.validate_no_conflicting_deletes()
+
+
 def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
                  new_rows: pa.Table | None, *, branch: str,
-                 snapshot_properties: Mapping[str, str] | None) -> Snapshot:
+                 snapshot_properties: Mapping[str, str] | None,
+                 snapshot: Snapshot | None = None, conflict_filter: Expression | None = None,
+                 isolation: str | None = None) -> Snapshot:
     """Commit a merge-on-read delete (``new_rows`` None) or update on a v4 table: a DV per hit
     data file holding its old DV's positions and the hit rows' ``_pos``, plus ``new_rows``.
-    Concurrent commits are not validated yet (as :mod:`icenb.table.v4_remove`)."""
+    With ``isolation`` (the level of ``write.delete|update.isolation-level``), validated
+    against commits since ``snapshot`` as v3 (:func:`validate_row_delta`); a concurrent DV for
+    a hit data file always conflicts."""
+    from icenb.spec.expressions import ALWAYS_TRUE
     from icenb.table.row_level import _write_position_deletes
 
     catalog, identifier = table._writable()
@@ -175,6 +206,10 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
     written: list[str] = []
     try:
         producer.check_branch(table.metadata)
+        if isolation is not None:
+            validate_row_delta(producer, snapshot,
+                               ALWAYS_TRUE if conflict_filter is None else conflict_filter,
+                               (t.data_file.file_path for t, _ in hits), isolation)
         added, _ = _write_position_deletes(table, hits, producer.commit_uuid, written)
         producer.add_deletes(added)
         if new_rows is not None and new_rows.num_rows:
@@ -214,13 +249,14 @@ def v4_live_data_spec_ids(io: FileIO, snapshot: Snapshot) -> list[int]:
 
 def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
                       names: Sequence[str], rows: pa.Table | None, *, branch: str,
-                      snapshot_properties: Mapping[str, str] | None) -> Snapshot | None:
+                      snapshot_properties: Mapping[str, str] | None,
+                      isolation: str | None = None) -> Snapshot | None:
     """Commit ``delete_by_key`` (``rows`` None) or ``upsert`` on a v4 table: equality delete
     files of ``keys`` for each spec with live data, plus ``rows``, in one snapshot; the new
     rows inherit the deletes' sequence number, so only older rows are deleted (spec: "Scan
-    Planning"). None when there is nothing to commit. Concurrent commits are not validated yet
-    (docs/v4-layout.md §15)."""
-    from icenb.table.row_level import _equality_deletes
+    Planning"). None when there is nothing to commit. With ``isolation``, validated as v3
+    with the keys as conflict filter (:func:`validate_row_delta`, docs/v4-layout.md §15)."""
+    from icenb.table.row_level import _equality_deletes, _key_filter
 
     catalog, identifier = table._writable()
     producer = V4RowDelta(catalog, identifier, table.io, branch=branch,
@@ -232,6 +268,8 @@ def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
                                     written)
         if deletes:
             producer.add_deletes(deletes)
+        if isolation is not None:
+            validate_row_delta(producer, snapshot, _key_filter(keys), (), isolation)
         if rows is not None:
             producer.write(rows, table.metadata)
         elif not deletes:
