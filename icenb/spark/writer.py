@@ -26,8 +26,8 @@ Modes: ``append``; ``overwrite`` replaces, in one ``overwrite`` snapshot,
   when no filter is given (Java's ``overwriteByRowFilter(alwaysTrue)``).
 
 EXPERIMENTAL format-version 4 tables (docs/v4-layout.md §17): appends commit a ``V4Append``,
-static overwrites a ``V4Overwrite``; dynamic partition overwrite is refused
-(``UnsupportedFeature``).
+static overwrites a ``V4Overwrite``, dynamic partition overwrites a ``V4ReplacePartitions``
+(§20).
 
 Flow: ``writer()`` (driver, at ``save()``) loads the table, checks the DataFrame's columns and
 types against the table schema (a wrong name or type fails before any task runs) and pins what
@@ -253,14 +253,6 @@ def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loaded
     return producer
 
 
-def _v4_dynamic() -> errors.UnsupportedFeature:
-    """Dynamic partition overwrite has no v4 producer yet (docs/v4-layout.md §17)."""
-    return errors.UnsupportedFeature(
-        "dynamic partition overwrite is not implemented for format-version 4 tables "
-        "(experimental); use a static overwrite with overwrite-filter", field=OVERWRITE_MODE,
-        value="dynamic")
-
-
 def _v4_producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: LoadedTable,
                  files: Sequence[DataFile], *, overwrite: Overwrite | None, branch: str,
                  snapshot_properties: Mapping[str, str], operation_id: str
@@ -268,11 +260,13 @@ def _v4_producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loa
     """The producer of a Spark write on an EXPERIMENTAL v4 table (docs/v4-layout.md §17):
     an append is a :class:`~icenb.table.v4_producer.V4Append`, a static overwrite a
     :class:`~icenb.table.v4_remove.V4Overwrite` (files whose rows all match removed, partly
-    matching ones rewritten here on the driver); a dynamic overwrite is refused."""
+    matching ones rewritten here on the driver); a dynamic overwrite a
+    :class:`~icenb.table.v4_replace_partitions.V4ReplacePartitions` (docs/v4-layout.md §20)."""
     from icenb.spec.expressions import ALWAYS_TRUE
     from icenb.table.copy_on_write import plan_copy_on_write
     from icenb.table.v4_producer import V4Append
     from icenb.table.v4_remove import V4Overwrite
+    from icenb.table.v4_replace_partitions import V4ReplacePartitions
 
     if overwrite is None:
         append = V4Append(catalog, identifier, io, branch=branch,
@@ -280,8 +274,13 @@ def _v4_producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loa
         append._commit_uuid = operation_id  # find_operation_snapshot looks for it
         append.add_files(files)
         return append
-    if overwrite.dynamic:
-        raise _v4_dynamic()
+    if overwrite.dynamic:  # as v3: no conflict validation, re-applied on retries
+        dynamic = V4ReplacePartitions(catalog, identifier, io, branch=branch,
+                                      snapshot_properties=snapshot_properties)
+        dynamic._commit_uuid = operation_id  # find_operation_snapshot looks for it
+        dynamic.check_branch(base.metadata)
+        dynamic.add_files(files)
+        return dynamic
     producer = V4Overwrite(catalog, identifier, io, branch=branch,
                            snapshot_properties=snapshot_properties)
     producer._commit_uuid = operation_id
@@ -482,8 +481,6 @@ def _overwrite_of(options: Mapping[str, str], metadata: TableMetadata,
             raise ValidationError("a dynamic overwrite replaces the partitions the data "
                                   "touches: it takes no filter", field=OVERWRITE_FILTER,
                                   value=flt)
-        if metadata.format_version >= 4:
-            raise _v4_dynamic()
         return Overwrite(dynamic=True)
     if flt:
         from icenb.spec.expression_parser import parse

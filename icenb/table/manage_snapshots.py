@@ -22,10 +22,10 @@ Resolution and Retry". Behaviour and checks follow Iceberg Java 1.10's ``ManageS
   whose parent must be an ancestor of the branch and whose partitions must not have changed
   since; the new snapshot's summary has ``source-snapshot-id`` (and ``published-wap-id`` for
   a ``wap.id``). On an EXPERIMENTAL v4 table the picked append is re-applied as a
-  :class:`~icenb.table.v4_producer.V4Append` (docs/v4-layout.md §17); picking a dynamic
-  overwrite there is refused (``UnsupportedFeature``). A snapshot that is already an
-  ancestor of the branch, or was already picked into it, or whose ``wap.id`` was already
-  published there, is refused, as is any other operation.
+  :class:`~icenb.table.v4_producer.V4Append` (docs/v4-layout.md §17), a dynamic overwrite as
+  a :class:`~icenb.table.v4_replace_partitions.V4ReplacePartitions` (§20). A snapshot that
+  is already an ancestor of the branch, or was already picked into it, or whose ``wap.id`` was
+  already published there, is refused, as is any other operation.
 
 A ref change is one metadata commit ``[RemoveSnapshotRef..., SetSnapshotRef...]`` with
 ``AssertTableUUID`` and ``AssertRefSnapshotId`` for every ref the requests named (its snapshot
@@ -50,7 +50,6 @@ import pyarrow.compute as pc
 from icenb.errors import (
     CommitConflict,
     NoSuchSnapshot,
-    UnsupportedFeature,
     ValidationError,
 )
 from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
@@ -79,6 +78,7 @@ from icenb.table.snapshot_producer import (
 )
 from icenb.table.table_update import MetadataChange, commit_change, uuid_requirement
 from icenb.table.v4_producer import V4Append
+from icenb.table.v4_replace_partitions import V4ReplacePartitions
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -572,6 +572,11 @@ class _CherryPickOverwrite(_PickChecks, ReplacePartitions):
     by its files, failing when they changed since the picked snapshot's parent."""
 
 
+class _CherryPickV4Overwrite(_PickChecks, V4ReplacePartitions):
+    """A picked dynamic partition overwrite re-applied on an EXPERIMENTAL v4 table
+    (docs/v4-layout.md §20)."""
+
+
 def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> Snapshot:
     """``Table.cherry_pick``: see the module docstring; the branch's new head."""
     m = ManageSnapshots(table)
@@ -592,11 +597,6 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) ->
         raise ValidationError(f"cannot cherry-pick snapshot {picked.snapshot_id}: not an "
                               "append, a dynamic overwrite or a fast-forward of "
                               f"{branch!r}", field="operation", value=operation)
-    if dynamic and table.metadata.format_version >= 4:
-        raise UnsupportedFeature(
-            f"cannot cherry-pick overwrite {picked.snapshot_id}: re-applying a dynamic "
-            "partition overwrite is not implemented for format-version 4 tables",
-            field="format-version", value=table.metadata.format_version)
     _ancestor_checks(table.metadata, branch, picked)
     if dynamic and picked.parent_snapshot_id is not None and (
             head is None or not table.metadata.is_ancestor(picked.parent_snapshot_id, head)):
@@ -610,8 +610,14 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) ->
     catalog, identifier = table._writable()
     files = _added_data_files(table, picked)
     producer: (_CherryPickFastAppend | _CherryPickMergeAppend | _CherryPickOverwrite
-               | _CherryPickV4Append)
-    if table.metadata.format_version >= 4:
+               | _CherryPickV4Append | _CherryPickV4Overwrite)
+    if table.metadata.format_version >= 4 and dynamic:
+        producer = _CherryPickV4Overwrite(catalog, identifier, table.io, branch=branch,
+                                          snapshot_properties=properties)
+        producer.validate_from_snapshot(picked.parent_snapshot_id)
+        producer.validate_no_conflicting_data()
+        producer.validate_no_conflicting_deletes()
+    elif table.metadata.format_version >= 4:
         producer = _CherryPickV4Append(catalog, identifier, table.io, branch=branch,
                                        snapshot_properties=properties)
     elif dynamic:

@@ -532,6 +532,11 @@ class Table:
 
             return self._write_spark(data, Overwrite(dynamic=True), branch,
                                      snapshot_properties)
+        if self._metadata.format_version >= 4:  # EXPERIMENTAL v4 (docs/v4-layout.md §20)
+            from icenb.table.v4_replace_partitions import v4_dynamic_partition_overwrite
+
+            return v4_dynamic_partition_overwrite(self, data, branch=branch,
+                                                  snapshot_properties=snapshot_properties)
         return dynamic_partition_overwrite(self, data, branch=branch,
                                            snapshot_properties=snapshot_properties)
 

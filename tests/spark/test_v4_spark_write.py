@@ -1,7 +1,8 @@
 """Spark writes to an EXPERIMENTAL format-version 4 table (docs/v4-layout.md §17): an append
 commits a root manifest (``V4Append``), a static overwrite removes files through the v4 tree
-(``V4Overwrite``), a dynamic overwrite is refused before any task runs. Read back through icenb
-and through the ``icenb`` Spark data source."""
+(``V4Overwrite``), a dynamic overwrite replaces the DataFrame's partitions
+(``V4ReplacePartitions``, §20). Read back through icenb and through the ``icenb`` Spark data
+source."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def _write(spark: Any, root: Path, rows: list[tuple[int, int, str]], mode: str,
         .save("db.t")
 
 
-def test_append_then_static_overwrite(spark: Any, tmp_path: Path) -> None:
+def test_append_static_and_dynamic_overwrite(spark: Any, tmp_path: Path) -> None:
     t = icenb.warehouse(tmp_path).create_table("db.t", "id long, p int, s string",
                                                partition_by=["p"], format_version=4)
     t.append([{"id": i, "p": i % 3, "s": "old"} for i in range(6)])
@@ -65,11 +66,12 @@ def test_append_then_static_overwrite(spark: Any, tmp_path: Path) -> None:
     assert _icenb_rows(t) == [(30, 0, "c")] == _spark_rows(spark, t)
     assert all(s.root_manifest is not None for s in t.refresh().snapshots)
 
-    # dynamic partition overwrite: refused before any task writes, nothing committed
-    n = len(t.snapshots)
-    data = Path(t.location.removeprefix("file://")) / "data"
-    files = set(data.rglob("*.parquet"))
-    with pytest.raises(Exception, match="format-version 4"):
-        _write(spark, tmp_path, [(40, 0, "d")], "overwrite", partitionOverwriteMode="dynamic")
-    assert len(t.refresh().snapshots) == n and _icenb_rows(t) == [(30, 0, "c")]
-    assert set(data.rglob("*.parquet")) == files
+    # dynamic partition overwrite: p = 0 replaced, p = 1 kept
+    t.append([{"id": 31, "p": 1, "s": "c"}])
+    _write(spark, tmp_path, [(40, 0, "d")], "overwrite", partitionOverwriteMode="dynamic")
+    snap = t.refresh().current_snapshot
+    assert snap is not None and snap.root_manifest is not None and snap.summary is not None
+    assert snap.summary.operation == "overwrite"
+    assert snap.summary["replace-partitions"] == "true"
+    assert snap.summary["deleted-data-files"] == "1"
+    assert _icenb_rows(t) == [(31, 1, "c"), (40, 0, "d")] == _spark_rows(spark, t)

@@ -219,13 +219,25 @@ def test_a_conflicting_append_is_reapplied_on_the_new_root(tmp_path: Path) -> No
     assert sorted(r["p"] for r in other.to_arrow().to_pylist()) == [1, 1, 2, 2, 3, 3, 4, 4]
 
 
-def test_other_operations_are_refused_on_v4(tmp_path: Path) -> None:
+def test_a_v3_producer_refuses_a_v4_table_and_writes_nothing(tmp_path: Path) -> None:
+    """The v1-v3 producers write manifest lists; on a v4 table they refuse (every operation
+    routes to its v4 producer, docs/v4-layout.md §11) and leave no file behind."""
+    from icenb.table.merging_producer import MergeAppend
+    from icenb.table.snapshot_producer import commit_snapshot
+
     v4, _ = _tables(tmp_path)
     v4.append(_rows(1))
-    before = _metadata_files(v4)
-    with pytest.raises(UnsupportedFeature):
-        v4.dynamic_partition_overwrite(_rows(1))
+    before, snap = _metadata_files(v4), v4.current_snapshot
+    catalog, identifier = v4._writable()
+    producer = MergeAppend(catalog, identifier, v4.io)
+    producer.write(_rows(2), v4.metadata)
+    with pytest.raises(UnsupportedFeature) as e:
+        commit_snapshot(v4, producer)
+    assert (e.value.field, e.value.value) == ("format-version", 4)
     assert _metadata_files(v4) == before
+    assert v4.refresh().current_snapshot == snap
+    data = Path(v4.location.removeprefix("file://")) / "data"
+    assert not [f for f in data.rglob("*.parquet") if "p=2" in str(f)]
 
 
 def test_upgrading_past_v4_is_refused(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Snapshot management on EXPERIMENTAL format-version 4 tables (docs/v4-layout.md §17): refs,
 rollback and set-current are metadata-only; cherry-pick re-applies a picked append through the
-v4 append (a new root), and refuses to re-apply a dynamic overwrite."""
+v4 append (a new root), a dynamic overwrite through the v4 replace-partitions producer (§20)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import icenb
-from icenb.errors import UnsupportedFeature, ValidationError
+from icenb.errors import ValidationError
 from icenb.spec.snapshot import Snapshot
 from icenb.table.manage_snapshots import SOURCE_SNAPSHOT_ID
 from tests.table.test_v4_append import _rows
@@ -89,9 +89,9 @@ def test_cherry_pick_fast_forward_and_refusals(tmp_path: Path) -> None:
     assert _ids(t) == [10, 11, 20, 21, 30, 31]
 
 
-def test_cherry_pick_a_dynamic_overwrite_is_refused(tmp_path: Path) -> None:
-    """The picked snapshot is made on a v3 twin's history then the table upgraded: a
-    ``replace-partitions`` overwrite cannot be re-applied on v4 yet."""
+def test_cherry_pick_a_v3_dynamic_overwrite_after_upgrade(tmp_path: Path) -> None:
+    """The picked snapshot is made on the table's v3 history, then the table upgraded: the
+    ``replace-partitions`` overwrite is re-applied on v4 (a new root, partition 2 replaced)."""
     t = icenb.warehouse(tmp_path).create_table("db.t", "id long, p int", partition_by=["p"],
                                                format_version=3)
     s1 = t.append(_rows(1, 2))
@@ -99,6 +99,8 @@ def test_cherry_pick_a_dynamic_overwrite_is_refused(tmp_path: Path) -> None:
     dyn = t.dynamic_partition_overwrite(_rows(2), branch="b")
     t.append(_rows(3))
     assert t.upgrade(4)
-    with pytest.raises(UnsupportedFeature, match="format-version 4"):
-        t.cherry_pick(dyn.snapshot_id)
+    picked = t.cherry_pick(dyn.snapshot_id)
+    assert picked.root_manifest is not None and picked.summary is not None
+    assert picked.summary["replace-partitions"] == "true"
+    assert picked.summary["deleted-data-files"] == "1"
     assert _ids(t) == [10, 11, 20, 21, 30, 31]
