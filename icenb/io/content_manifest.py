@@ -38,7 +38,7 @@ from icenb.errors import (
     UnsupportedVersion,
     ValidationError,
 )
-from icenb.io.avro import avro_file_metadata, read_avro, read_avro_records
+from icenb.io.avro import avro_file_metadata, read_avro, read_avro_records, read_avro_tables
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_writer import (
     AvroCodec,
@@ -98,6 +98,7 @@ __all__ = [
     "content_manifest_header",
     "decode_content_manifest",
     "decode_content_manifest_table",
+    "decode_content_manifest_tables",
     "encode_content_manifest",
     "inline_manifest_dv",
     "leaf_manifest_entry",
@@ -491,6 +492,36 @@ def decode_content_manifest_table(location: str, data: bytes, *,
     fields, ``version_info`` etc. as structs; for planning), header checked."""
     kind = _header_kind(location, data)
     return kind, read_avro(location, data, columns=columns)
+
+
+def decode_content_manifest_tables(files: Sequence[tuple[str, bytes]], *,
+                                   columns: Sequence[str] | None = None, threads: int = 1
+                                   ) -> list[tuple[ManifestKind, pa.Table] | Exception]:
+    """Many v4 manifests decoded in one columnar batch (``threads`` as
+    :func:`~icenb.io.avro.read_avro_tables`); per file, in order, what
+    :func:`decode_content_manifest_table` gives for it alone: its kind and table, or the error
+    it raises (returned, not raised, so that a caller can raise it in its own order)."""
+    out: list[tuple[ManifestKind, pa.Table] | Exception | None] = [None] * len(files)
+    kinds: list[tuple[int, ManifestKind]] = []
+    for i, (location, data) in enumerate(files):
+        try:
+            kinds.append((i, _header_kind(location, data)))
+        except Exception as err:  # handed back as this file's outcome
+            out[i] = err
+    if kinds:
+        batch = [files[i] for i, _ in kinds]
+        try:
+            tables = read_avro_tables(batch, columns=columns, threads=threads)
+        except Exception:  # one file spoils the batch: each alone gives its own error
+            for i, kind in kinds:
+                try:
+                    out[i] = (kind, read_avro(files[i][0], files[i][1], columns=columns))
+                except Exception as err:
+                    out[i] = err
+        else:
+            for (i, kind), table in zip(kinds, tables, strict=True):
+                out[i] = (kind, table)
+    return [o for o in out if o is not None]
 
 
 #: Files of at most this many records are decoded record by record (fastavro): a root of a

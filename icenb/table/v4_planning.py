@@ -14,9 +14,11 @@ Steps:
    none whose ``partitions`` summaries exclude the projected filter, and data manifests whose
    aggregated column metrics exclude the row filter (rows: added + existing).
 2. Leaves: read (:func:`check_leaf`, inheritance from the root entry), decoded leaves cached
-   by :class:`~icenb.io.manifest_reader.ManifestCache`; the ordinals the leaf's manifest DV
-   deletes are dropped (:func:`~icenb.io.content_manifest.load_manifest_dv` checks its
-   cardinality).
+   by :class:`~icenb.io.manifest_reader.ManifestCache`; those not cached are read by a thread
+   pool and decoded in one columnar batch, as v3 reads its manifests, then converted one by
+   one in root order (so a failing leaf raises what it would alone, the first one in root
+   order); the ordinals the leaf's manifest DV deletes are dropped
+   (:func:`~icenb.io.content_manifest.load_manifest_dv` checks its cardinality).
 3. Every data / delete file entry (root and leaves) becomes a v3 ``manifest_entry`` row
    (:func:`manifest_entry_of`: the v3 :class:`~icenb.spec.manifest.DataFile` model, partition
    tuple from ``content_stats.partition``, a data DV's Puffin blob as ``content_offset`` /
@@ -27,6 +29,8 @@ Steps:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,14 +41,16 @@ from icenb.errors import IcebergError, InvalidMetadata, UnsupportedVersion
 from icenb.io.avro import avro_arrow_schema
 from icenb.io.content_manifest import (
     decode_content_manifest,
-    decode_content_manifest_table,
+    decode_content_manifest_tables,
     load_manifest_dv,
     read_root_manifest,
 )
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
+    DEFAULT_MAX_WORKERS,
     DecodedManifest,
     ManifestCache,
+    _gc_paused,
     concat_entry_tables,
     read_manifest_entries,
 )
@@ -235,27 +241,83 @@ def _leaf_key(e: ContentEntry, column_stats: bool) -> tuple[Any, ...]:
             column_stats)
 
 
+#: Per partition spec id: its partition type and the v3 entry table's Arrow schema.
+_EntrySchemas = dict[int, tuple[StructType, pa.Schema]]
+
+
+@dataclass(frozen=True)
+class _LeafRead:
+    """A leaf read ahead of its conversion: the cached table, or its bytes and columnar
+    decode (kind and raw table, or the error decoding it raised), or the error reading it."""
+
+    hit: pa.Table | None = None
+    data: bytes | None = None
+    decoded: tuple[ManifestKind, pa.Table] | Exception | None = None
+    error: Exception | None = None
+
+
+def _read_leaves(io: FileIO, leaves: Sequence[ContentEntry], column_stats: Sequence[bool],
+                 cache: ManifestCache | None, max_workers: int = DEFAULT_MAX_WORKERS
+                 ) -> list[_LeafRead]:
+    """Each leaf from the cache, or read (a thread pool: I/O) and decoded in one columnar
+    batch (as v3 reads its manifests, :func:`~icenb.io.manifest_reader.read_manifest_entries`);
+    errors are kept per leaf for :func:`_leaf_entries` to raise in root order."""
+    out: list[_LeafRead | None] = []
+    for e, stats in zip(leaves, column_stats, strict=True):
+        hit = cache.get(_leaf_key(e, stats)) if cache is not None else None
+        out.append(None if hit is None else _LeafRead(hit=hit.table))
+    todo = [i for i, r in enumerate(out) if r is None]
+
+    def read(i: int) -> bytes | Exception:
+        e = leaves[i]
+        try:
+            return io.new_input(e.location, size=e.file_size_in_bytes).read()
+        except Exception as err:  # raised when this leaf's turn comes
+            return err
+
+    if len(todo) > 1 and max_workers > 1:
+        with ThreadPoolExecutor(max_workers=min(max_workers, len(todo))) as pool:
+            blobs = list(pool.map(read, todo))
+    else:
+        blobs = [read(i) for i in todo]
+    named = [(leaves[i].location, b) for i, b in zip(todo, blobs, strict=True)
+             if isinstance(b, bytes)]
+    with _gc_paused():
+        decoded = iter(decode_content_manifest_tables(named, threads=max_workers))
+    for i, b in zip(todo, blobs, strict=True):
+        out[i] = (_LeafRead(error=b) if isinstance(b, Exception)
+                  else _LeafRead(data=b, decoded=next(decoded)))
+    return [r for r in out if r is not None]
+
+
 def _leaf_entries(io: FileIO, root_entry: ContentEntry, root_location: str,
                   specs: Mapping[int, PartitionSpec], schema: Schema, column_stats: bool,
-                  cache: ManifestCache | None) -> pa.Table:
+                  cache: ManifestCache | None, pre: _LeafRead | None = None,
+                  entry_schemas: _EntrySchemas | None = None) -> pa.Table:
     """All entries of a leaf, in ordinal order, inheritance applied (checked against its root
-    entry: kind, depth, record_count, manifest_stats); cached by file and inherited values."""
+    entry: kind, depth, record_count, manifest_stats); cached by file and inherited values.
+    ``pre``: the leaf as :func:`_read_leaves` read it (else it is looked up and read here)."""
     key = _leaf_key(root_entry, column_stats)
-    hit = cache.get(key) if cache is not None else None
-    if hit is not None:
-        return hit.table
+    if pre is None:
+        pre = _read_leaves(io, [root_entry], [column_stats], cache, 1)[0]
+    if pre.hit is not None:
+        return pre.hit
+    if pre.error is not None:
+        raise pre.error
     location = root_entry.location
-    data = io.new_input(location, size=root_entry.file_size_in_bytes).read()
-    try:
-        kind, raw = decode_content_manifest_table(location, data)
-    except UnsupportedVersion:
+    data, decoded = pre.data, pre.decoded
+    assert data is not None and decoded is not None
+    if isinstance(decoded, UnsupportedVersion):
         # a v1-v3 manifest listed after an upgrade (docs/v4-layout.md §14): the v3 reader
         v3 = read_manifest_entries(io, [manifest_file_of(root_entry)], 3)
         if cache is not None:
             cache.put(key, DecodedManifest(v3, root_entry.partition_spec_id, 3))
         return v3
+    if isinstance(decoded, Exception):
+        raise decoded
+    kind, raw = decoded
     fast = _data_leaf_table(root_entry, kind, raw, location, specs, schema, column_stats,
-                            root_location)
+                            root_location, entry_schemas=entry_schemas)
     if fast is not None:
         if cache is not None:
             cache.put(key, DecodedManifest(fast, root_entry.partition_spec_id, 4))
@@ -292,12 +354,14 @@ def _int_column(a: pa.ChunkedArray | pa.Array) -> np.ndarray[Any, Any]:
 
 def _data_leaf_table(root_entry: ContentEntry, kind: ManifestKind, raw: pa.Table,
                      location: str, specs: Mapping[int, PartitionSpec], schema: Schema,
-                     column_stats: bool, root_location: str) -> pa.Table | None:
+                     column_stats: bool, root_location: str, *,
+                     entry_schemas: _EntrySchemas | None = None) -> pa.Table | None:
     """A data leaf's v3 entry table straight from its columnar decode, inheritance applied,
     or None when any entry is not a plain data file entry this path vouches for (then the
     entry objects check the rules and raise the errors, docs/v4-layout.md §10): every rule
     of :meth:`ContentEntry.check`, :func:`check_leaf` and :func:`inherit` for data files is
-    checked here as a condition for taking this path."""
+    checked here as a condition for taking this path. ``entry_schemas``: the partition type
+    and v3 entry schema per spec id, filled and reused across the leaves of one plan."""
     n = raw.num_rows
     if (root_entry.content_type != ContentType.DATA_MANIFEST or kind != ManifestKind.DATA
             or n == 0 or n != root_entry.record_count
@@ -379,9 +443,14 @@ def _data_leaf_table(root_entry: ContentEntry, kind: ManifestKind, raw: pa.Table
     cs = col("content_stats").combine_chunks()
     if cs.null_count not in (0, n):
         return None
-    ptype = _partition_type(specs[sid], schema)
-    arrow_schema = avro_arrow_schema(
-        location, avro_schema(manifest_entry_type(ptype, 3), "manifest_entry"))
+    known = None if entry_schemas is None else entry_schemas.get(sid)
+    if known is None:
+        ptype = _partition_type(specs[sid], schema)
+        known = ptype, avro_arrow_schema(
+            location, avro_schema(manifest_entry_type(ptype, 3), "manifest_entry"))
+        if entry_schemas is not None:
+            entry_schemas[sid] = known
+    ptype, arrow_schema = known
     df_type = arrow_schema.field("data_file").type
     part_type = df_type.field("partition").type
     partition = _partition_column(cs, n, ptype, part_type)
@@ -450,9 +519,8 @@ def _partition_column(cs: pa.StructArray, n: int, ptype: StructType,
     bytes; a field the map lacks is null), or None when a value does not decode or a key
     repeats (the entry objects then decide)."""
     pmap = None if cs.null_count == n else cs.field("partition")
-    arrays = []
+    arrays: list[pa.Array] = []
     for f, af in zip(ptype.fields, part_type, strict=True):
-        out: list[Any] = [None] * n
         if pmap is not None and pmap.null_count != n:
             rows, entries = _list_items(pmap)
             keys = np.asarray(entries.field("key").to_numpy(zero_copy_only=False), np.int64)
@@ -468,10 +536,13 @@ def _partition_column(cs: pa.StructArray, n: int, ptype: StructType,
                     decoded.append(values.from_bytes(f.field_type, b))
                 except IcebergError:
                     return None
-            idx = enc.indices.to_pylist()
-            for r, i in zip(hit_rows.tolist(), idx, strict=True):
-                out[r] = None if i is None else decoded[i]
-        arrays.append(pa.array(out, af.type))
+            # each row's value: its decoded dictionary entry, null where the map lacks it
+            pick = np.full(n, -1, dtype=np.int64)
+            pick[hit_rows] = np.asarray(
+                enc.indices.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+            arrays.append(pa.array(decoded, af.type).take(pa.array(pick, mask=pick < 0)))
+        else:
+            arrays.append(pa.nulls(n, af.type))
     return pa.StructArray.from_arrays(arrays, fields=list(part_type),
                                       mask=pa.array(np.zeros(n, bool)))
 
@@ -530,9 +601,13 @@ def plan_root_manifest(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, 
     if root_deletes:
         delete_tables.append(entries_table(root_deletes, manifest_path=root_location,
                                            specs=specs, schema=schema, file=root_location))
-    for e in chosen:
+    leaf_stats = [stats or e.content_type != ContentType.DATA_MANIFEST for e in chosen]
+    read = _read_leaves(io, chosen, leaf_stats, cache)
+    entry_schemas: _EntrySchemas = {}
+    for e, leaf_stat, pre in zip(chosen, leaf_stats, read, strict=True):
         is_data = e.content_type == ContentType.DATA_MANIFEST
-        table = _leaf_entries(io, e, root_location, specs, schema, stats or not is_data, cache)
+        table = _leaf_entries(io, e, root_location, specs, schema, leaf_stat, cache, pre,
+                              entry_schemas)
         i, dv_entry = dvs.get(e.location, (-1, None))
         if dv_entry is not None:
             where = f"entries[{i}]"
@@ -640,8 +715,11 @@ def snapshot_entries(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, *,
         tables.append(entries_table(files, manifest_path=root_location, specs=specs,
                                     schema=schema, file=root_location))
     removed: dict[str, int] = {}
-    for e in leaves:
-        table = _leaf_entries(io, e, root_location, specs, schema, True, cache)
+    read = _read_leaves(io, leaves, [True] * len(leaves), cache)
+    entry_schemas: _EntrySchemas = {}
+    for e, pre in zip(leaves, read, strict=True):
+        table = _leaf_entries(io, e, root_location, specs, schema, True, cache, pre,
+                              entry_schemas)
         i, dv_entry = dvs.get(e.location, (-1, None))
         if dv_entry is not None:
             where = f"entries[{i}]"
