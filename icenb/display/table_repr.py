@@ -509,7 +509,7 @@ def _expire_result(r: ExpireSnapshotsResult) -> Rendered:
         id_text += f", {fmt.hidden(n_hidden, 'snapshots')}"
     if tail:
         id_text += ", " + ", ".join(str(i) for i in tail)
-    counts = [(f"{verb} {_KIND_LABEL.get(k, k)}", fmt.count(r.count(k))) for k in FILE_KINDS]
+    counts = [(f"{verb} {_KIND_LABEL.get(k, k)}", fmt.count(r.count(k))) for k in r.kinds]
     pairs = [("expired snapshots", f"{len(ids):,}" + (f": {id_text}" if ids else "")),
              ("removed refs", ", ".join(r.removed_refs) or "-"), *counts]
     files = [(k, p) for k in FILE_KINDS for p in sorted(r.deleted_files.get(k, ()))]

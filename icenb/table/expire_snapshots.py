@@ -77,6 +77,7 @@ __all__ = [
     "MAX_REF_AGE_MS",
     "MAX_SNAPSHOT_AGE_MS",
     "MIN_SNAPSHOTS_TO_KEEP",
+    "V4_FILE_KINDS",
     "ExpireSnapshotsResult",
     "RetentionPlan",
     "expire_snapshots",
@@ -95,6 +96,8 @@ _FOREVER = 2**63 - 1
 #: adds ``manifest_dvs``, Puffin files of manifest DVs, and ``root_manifests``).
 FILE_KINDS = ("data_files", "position_delete_files", "equality_delete_files", "manifest_dvs",
               "manifests", "root_manifests", "manifest_lists", "statistics_files")
+#: The kinds only a v4 table has (shown for v1-v3 results only when non-zero).
+V4_FILE_KINDS = ("manifest_dvs", "root_manifests")
 _CONTENT_KIND = {int(FileContent.DATA): "data_files",
                  int(FileContent.POSITION_DELETES): "position_delete_files",
                  int(FileContent.EQUALITY_DELETES): "equality_delete_files"}
@@ -351,6 +354,16 @@ class ExpireSnapshotsResult:
     failed_deletes: tuple[str, ...] = ()
     dry_run: bool = False
     committed: bool = False
+    #: The table's format version (v4 results also list :data:`V4_FILE_KINDS`).
+    format_version: int | None = None
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The file kinds this result reports: :data:`FILE_KINDS`, without the v4-only kinds
+        for a v1-v3 table (unless some were deleted)."""
+        v4 = self.format_version is not None and self.format_version >= 4
+        return tuple(k for k in FILE_KINDS
+                     if v4 or k not in V4_FILE_KINDS or self.count(k))
 
     def count(self, kind: str) -> int:
         """How many files of ``kind`` (see :data:`FILE_KINDS`) were (or would be) deleted."""
@@ -359,7 +372,7 @@ class ExpireSnapshotsResult:
     @property
     def counts(self) -> dict[str, int]:
         """Deleted file counts by kind."""
-        return {kind: self.count(kind) for kind in FILE_KINDS}
+        return {kind: self.count(kind) for kind in self.kinds}
 
     @property
     def deleted_paths(self) -> frozenset[str]:
@@ -422,7 +435,7 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
         files = (files_to_delete(io, base, after) if clean_files
                  else {k: () for k in FILE_KINDS})
         return ExpireSnapshotsResult(plan.expired_snapshot_ids, plan.removed_refs, files,
-                                     dry_run=True)
+                                     dry_run=True, format_version=base.format_version)
 
     attempts: list[tuple[TableMetadata, RetentionPlan]] = []
 
@@ -437,10 +450,12 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
     committed = commit_change(table, build, sleep=sleep)
     before, plan = attempts[-1]
     if not plan.expired_snapshot_ids and not plan.removed_refs:
-        return ExpireSnapshotsResult((), (), {k: () for k in FILE_KINDS})
+        return ExpireSnapshotsResult((), (), {k: () for k in FILE_KINDS},
+                                     format_version=before.format_version)
     if not clean_files:
         return ExpireSnapshotsResult(plan.expired_snapshot_ids, plan.removed_refs,
-                                     {k: () for k in FILE_KINDS}, committed=True)
+                                     {k: () for k in FILE_KINDS}, committed=True,
+                                     format_version=before.format_version)
     files = files_to_delete(io, before, committed.metadata)
     failed: list[str] = []
     for kind in FILE_KINDS:
@@ -450,4 +465,5 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
             except IcebergError:
                 failed.append(path)
     return ExpireSnapshotsResult(plan.expired_snapshot_ids, plan.removed_refs, files,
-                                 failed_deletes=tuple(failed), committed=True)
+                                 failed_deletes=tuple(failed), committed=True,
+                                 format_version=before.format_version)

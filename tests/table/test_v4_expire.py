@@ -167,3 +167,23 @@ def test_after_an_upgrade(tmp_path: Path) -> None:
     r = _expire(t, [s3.snapshot_id])
     assert r.deleted_files == {**{k: () for k in r.deleted_files},
                                "root_manifests": (s3.root_manifest,)}
+
+
+def test_v4_file_kinds_are_reported_for_v4_tables_only(tmp_path: Path) -> None:
+    """A v4 result counts root manifests and manifest DV files; a v3 result keeps v3's kinds
+    (Java's ``DeletedFileType``) and shows the v4 ones only if some were deleted."""
+    wh = icenb.warehouse(tmp_path)
+    counts = {}
+    for version in (3, 4):
+        t = wh.create_table(f"db.t{version}", "id long, p int", partition_by=["p"],
+                            format_version=version)
+        t.append(_rows(1))
+        t.append(_rows(2))
+        now = t.metadata.last_updated_ms + 1
+        result = t.expire_snapshots(older_than=now, retain_last=1)
+        assert len(result.expired_snapshot_ids) == 1
+        counts[version] = result.counts
+    assert "root_manifests" not in counts[3] and "manifest_dvs" not in counts[3]
+    assert counts[3]["manifest_lists"] == 1
+    assert counts[4]["root_manifests"] == 1 and counts[4]["manifest_dvs"] == 0
+    assert counts[4]["manifest_lists"] == 0
