@@ -488,8 +488,49 @@ class TableMetadata:
             snap = None if parent is None else self.snapshot_by_id(parent)
 
     def is_ancestor(self, ancestor_id: int, snapshot_id: int) -> bool:
-        """Whether ``ancestor_id`` is ``snapshot_id`` or one of its (unexpired) ancestors."""
-        return any(s.snapshot_id == ancestor_id for s in self.ancestors(snapshot_id))
+        """Whether ``ancestor_id`` is ``snapshot_id`` or one of its (unexpired) ancestors.
+
+        Constant time after one linear pass over the parent links (``_ancestry_spans``), so a
+        check per snapshot-log entry stays linear in the log, not quadratic.
+        """
+        spans = self._ancestry_spans
+        below = spans.get(snapshot_id)
+        if below is None:   # unknown, or on a parent cycle: the walk raises or finds nothing
+            return any(s.snapshot_id == ancestor_id for s in self.ancestors(snapshot_id))
+        above = spans.get(ancestor_id)
+        return above is not None and above[0] <= below[0] and below[1] <= above[1]
+
+    @cached_property
+    def _ancestry_spans(self) -> dict[int, tuple[int, int]]:
+        """Snapshot id -> (entry, exit) step of one depth-first walk of the parent tree.
+
+        ``a`` is an ancestor of ``b`` exactly when ``a``'s span holds ``b``'s. A snapshot whose
+        parent has expired is a root (spec: Snapshots, ``parent-snapshot-id``); snapshots on a
+        parent cycle are reached from no root and get no span.
+        """
+        index = self._snapshot_index
+        children: dict[int, list[int]] = {}
+        roots: list[int] = []
+        for sid, pos in index.items():
+            parent = self.snapshots[pos].parent_snapshot_id
+            if parent is None or parent not in index:
+                roots.append(sid)
+            else:
+                children.setdefault(parent, []).append(sid)
+        spans: dict[int, tuple[int, int]] = {}
+        step = 0
+        for root in roots:
+            stack: list[tuple[int, bool]] = [(root, False)]
+            while stack:
+                sid, leaving = stack.pop()
+                if leaving:
+                    spans[sid] = (spans[sid][0], step)
+                else:
+                    spans[sid] = (step, -1)
+                    stack.append((sid, True))
+                    stack.extend((child, False) for child in children.get(sid, ()))
+                step += 1
+        return spans
 
     def snapshot_as_of(self, timestamp_ms: int) -> Snapshot:
         """The snapshot that was current at ``timestamp_ms``, from the snapshot log.

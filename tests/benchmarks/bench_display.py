@@ -222,6 +222,13 @@ class Row:
     html_bytes: int | None = None
     text_bytes: int | None = None
     note: str = ""
+    budget_ms: float | None = None
+
+    @property
+    def over_budget(self) -> bool:
+        """Whether the cold or the warm time exceeds this call's budget."""
+        worst = max((v for v in (self.cold_ms, self.warm_ms) if v is not None), default=None)
+        return self.budget_ms is not None and worst is not None and worst > self.budget_ms
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -231,10 +238,17 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return (time.perf_counter() - t0) * 1000, out
 
 
-def measure(name: str, fn: Callable[[], Any], *, bundle: bool = False) -> tuple[Row, Any]:
+# Issue 5's promise: every repr renders in under a second, cold or warm, on this table.
+REPR_BUDGET_MS = 1000.0
+
+
+def measure(name: str, fn: Callable[[], Any], *, bundle: bool = False,
+            budget_ms: float | None = None) -> tuple[Row, Any]:
     """Cold (first call) and warm (median of WARM_RUNS) time of ``fn``; sizes when it returns
-    a mime bundle. AttributeError -> n/a; any other error is printed, never raised."""
-    row = Row(name)
+    a mime bundle (a bundle's budget defaults to REPR_BUDGET_MS). AttributeError -> n/a; any
+    other error is printed, never raised."""
+    row = Row(name, budget_ms=budget_ms if budget_ms is not None or not bundle
+              else REPR_BUDGET_MS)
     try:
         row.cold_ms, out = _timed(fn)
         row.warm_ms = statistics.median(_timed(fn)[0] for _ in range(WARM_RUNS))
@@ -304,7 +318,7 @@ def run(keep: Path | None = None) -> list[Row]:
             if obj is not None:
                 rows.append(measure("  ._repr_mimebundle_()", obj._repr_mimebundle_,
                                     bundle=True)[0])
-        row, text = measure("repr(t)", lambda: repr(t))
+        row, text = measure("repr(t)", lambda: repr(t), budget_ms=REPR_BUDGET_MS)
         if isinstance(text, str):
             row.text_bytes = len(text.encode())
         rows.append(row)
@@ -314,11 +328,17 @@ def run(keep: Path | None = None) -> list[Row]:
         print(f"\ndisplay of a table with {N_SNAPSHOTS} snapshots, {N_MANIFESTS} manifests; "
               f"cold = first call, warm = median of {WARM_RUNS}; renderer "
               f"{rnd.renderer_name()}")
-        print(f"  {'call':<44} {'cold ms':>9} {'warm ms':>9} {'html B':>9} {'text B':>8}")
+        print(f"  {'call':<44} {'cold ms':>9} {'warm ms':>9} {'budget':>7} {'html B':>9} "
+              f"{'text B':>8}")
         for r in rows:
+            note = ("OVER BUDGET  " if r.over_budget else "") + r.note
             print(f"  {r.name:<44} {_fmt(r.cold_ms, '9.1f')} {_fmt(r.warm_ms, '9.1f')} "
-                  f"{_fmt(r.html_bytes, '9d')} {_fmt(r.text_bytes, '8d')}"
-                  + (f"  {r.note}" if r.note else ""))
+                  f"{_fmt(r.budget_ms, '7.0f')} {_fmt(r.html_bytes, '9d')} "
+                  f"{_fmt(r.text_bytes, '8d')}" + (f"  {note}" if note else ""))
+        over = [r.name.strip() for r in rows if r.over_budget]
+        budgeted = sum(r.budget_ms is not None for r in rows)
+        print(f"\nover budget: {', '.join(over)}" if over else
+              f"\nall {budgeted} budgeted calls within budget (cold and warm)")
         return rows
     finally:
         if keep is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import random
 from typing import Any
 
 import pytest
@@ -498,6 +499,42 @@ def test_ancestry_cycle_is_an_error_not_a_hang() -> None:
     md = load(doc)
     with pytest.raises(InvalidMetadata, match="cycle"):
         list(md.ancestors(30))
+
+
+def test_is_ancestor_on_a_cycle_raises_as_the_walk_does() -> None:
+    doc = v2_doc()
+    doc["snapshots"][0]["parent-snapshot-id"] = 30
+    md = load(doc)
+    with pytest.raises(InvalidMetadata, match="cycle"):
+        md.is_ancestor(21, 30)
+
+
+def test_is_ancestor_agrees_with_the_parent_walk_on_a_branching_history() -> None:
+    """The constant-time check (spans of one depth-first walk) answers as walking parents
+    does, on a tree with forks, an expired parent (a second root) and deep chains."""
+    rng = random.Random(7)
+    doc = v2_doc()
+    template = doc["snapshots"][-1]
+    snaps = []
+    ids = list(range(1000, 1400))
+    for i, sid in enumerate(ids):
+        parent = None if i == 0 else ids[rng.randrange(max(0, i - 5), i)]
+        if i == 200:
+            parent = 99  # expired: snapshot 1200 starts a second tree
+        snaps.append({**template, "snapshot-id": sid, "parent-snapshot-id": parent,
+                      "sequence-number": i + 1})
+    doc["snapshots"] = snaps
+    doc["current-snapshot-id"] = ids[-1]
+    doc["refs"] = {"main": {"snapshot-id": ids[-1], "type": "branch"}}
+    doc["snapshot-log"] = []
+    doc["last-sequence-number"] = len(ids)
+    md = load(doc)
+    for _ in range(2000):
+        a, b = rng.choice(ids), rng.choice(ids)
+        walked = any(s.snapshot_id == a for s in md.ancestors(b))
+        assert md.is_ancestor(a, b) == walked, (a, b)
+    assert md.is_ancestor(1200, 1200) and not md.is_ancestor(1000, 1200)
+    assert not md.is_ancestor(5, 1300) and not md.is_ancestor(1300, 5)
 
 
 def test_refs_lookup() -> None:
