@@ -50,11 +50,24 @@ lab:
 
 test: ref-env
 	@$(MAKE) --no-print-directory venv EXTRAS="dev$(NATIVE_EXTRAS)"
+	@# tests/browser/ drive Debian's Chromium (never `playwright install`): as root, install it if missing.
+	@[ -x /usr/bin/chromium ] || [ "$$(id -u)" != 0 ] || { echo "Installing Debian's chromium (browser tests)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	  || echo "could not install chromium: tests/browser will fail" >&2; }
 	@$(JAVA_ENV) \
 	 if [ -x $(REF_VENV)/bin/python ]; then export ICENB_REF_PYTHON="$(CURDIR)/$(REF_VENV)/bin/python"; fi; \
 	 failed=""; \
 	 echo "== ruff check ."; $(VENV)/bin/ruff check . || failed="$$failed ruff"; \
 	 echo "== mypy (strict, icenb/)"; $(VENV)/bin/mypy || failed="$$failed mypy"; \
+	 echo "== javascript (vitest, widgets/)"; \
+	 if ! command -v npm >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then echo "Installing Debian's nodejs and npm"; \
+	   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; } \
+	   || echo "could not install nodejs and npm" >&2; fi; \
+	 if ! command -v npm >/dev/null 2>&1; then echo "npm not found: install Node.js (>= 18) and npm" >&2; \
+	   failed="$$failed javascript"; \
+	 else (cd widgets && { { [ -f node_modules/.installed ] && [ ! package-lock.json -nt node_modules/.installed ]; } \
+	     || { npm ci --no-audit --no-fund --silent && touch node_modules/.installed; }; } \
+	   && node_modules/.bin/vitest run) || failed="$$failed javascript"; fi; \
 	 echo "== pytest"; rc=0; $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
 	 if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=0; fi; \
 	 if [ -n "$$failed" ]; then echo "make test: failed:$$failed (see above)" >&2; [ $$rc -ne 0 ] || rc=1; fi; \

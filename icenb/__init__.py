@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from icenb import (
     display,
     errors,
@@ -9,11 +11,23 @@ from icenb import (
 from icenb.catalog import Catalog, FilesystemCatalog, SqlCatalog, open_catalog
 from icenb.display import get_options, set_options
 from icenb.display.side_by_side import side_by_side
-from icenb.table import Scan, Table, View, load_table
+from icenb.table import Scan, Table, View, load_table, register_widget
 from icenb.table import open_location as open  # icenb.open(location): a Table or a View
 from icenb.table.warehouse import Warehouse, warehouse
 
 __version__ = "0.1.0"
+
+
+def _widget(name: str) -> Any:
+    """The widget class ``name``, imported on first use (``import icenb`` stays light)."""
+    import icenb.widgets
+
+    return getattr(icenb.widgets, name)
+
+
+# Composition root: Table.time_travel() and View.versions_widget() build the widgets.
+register_widget("TimeTravel", lambda *a, **k: _widget("TimeTravel")(*a, **k))
+register_widget("ViewVersions", lambda *a, **k: _widget("ViewVersions")(*a, **k))
 
 
 def load_ipython_extension(ipython: object) -> None:

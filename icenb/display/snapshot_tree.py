@@ -19,7 +19,7 @@ from typing import Any
 from icenb.display import fmt
 from icenb.display import html as h
 from icenb.display.dot import Dot
-from icenb.display.graph import Graph
+from icenb.display.graph import Graph, GraphNode
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotRef
@@ -100,8 +100,9 @@ def _sort_refs(refs: Mapping[str, SnapshotRef]) -> list[tuple[str, SnapshotRef]]
 
 
 def layout(snapshots: Snapshots | Sequence[Snapshot], *, max_nodes: int | None = None,
-           metadata: object = None) -> TreeLayout:
-    """Choose what the tree shows, in O(number of snapshots)."""
+           metadata: object = None, focus: Sequence[int] = ()) -> TreeLayout:
+    """Choose what the tree shows, in O(number of snapshots); ``focus`` snapshots are
+    chosen right after the refs' (e.g. the ones a person selected or unfolded)."""
     md = getattr(snapshots, "metadata", None) if metadata is None else metadata
     limit = max(1, get_options().display_max_snapshots if max_nodes is None else max_nodes)
     snaps: dict[int, Snapshot] = {}
@@ -158,6 +159,7 @@ def layout(snapshots: Snapshots | Sequence[Snapshot], *, max_nodes: int | None =
     for t in targets:
         if t in snaps:
             cand.append(t)
+    cand += [f for f in focus if f in snaps]
     ordered = sorted(snaps, key=order.__getitem__)
     if ordered:
         cand.append(ordered[0])
@@ -356,9 +358,63 @@ def _is_ancestor(snaps: Mapping[int, Snapshot], ancestor: int, sid: int) -> bool
 
 
 def snapshot_tree(snapshots: Snapshots | Sequence[Snapshot], *,
-                  max_nodes: int | None = None) -> Graph:
-    """The snapshot tree of ``snapshots`` (``Table.snapshots``) as a :class:`Graph`."""
-    return _draw(layout(snapshots, max_nodes=max_nodes))
+                  max_nodes: int | None = None, focus: Sequence[int] = ()) -> Graph:
+    """The snapshot tree of ``snapshots`` (``Table.snapshots``) as a :class:`Graph`, with
+    ``focus`` snapshots shown when they fit (see :func:`layout`)."""
+    return _draw(layout(snapshots, max_nodes=max_nodes, focus=focus))
+
+
+def fold_members(snapshots: Snapshots | Sequence[Snapshot], fold_node: str) -> list[int]:
+    """The snapshots a fold node (``fold_<child id>``) of the drawn tree stands for, newest
+    first: the child's hidden ancestors, up to the next shown one (a fold is a linear run)."""
+    if not fold_node.startswith("fold_"):
+        return []
+    try:
+        child = int(fold_node[len("fold_"):])
+    except ValueError:
+        return []
+    by_id = {s.snapshot_id: s for s in snapshots}
+    out: list[int] = []
+    cur = by_id.get(child)
+    while cur is not None and cur.parent_snapshot_id is not None and len(out) <= len(by_id):
+        parent = by_id.get(cur.parent_snapshot_id)
+        if parent is None:
+            break
+        out.append(parent.snapshot_id)
+        cur = parent
+    return out
+
+
+def _tree_nodes(lay: TreeLayout) -> dict[str, GraphNode]:
+    """The pickable nodes of the drawn tree (snapshots and folds) with their neighbours."""
+    shown = set(lay.shown)
+    parent_node: dict[str, str] = {}
+    for sid in lay.shown:
+        f = lay.folds.get(sid)
+        p = lay.snaps[sid].parent_snapshot_id
+        if f is not None:
+            parent_node[f"s{sid}"] = f.node_id
+            if f.ancestor is not None:
+                parent_node[f.node_id] = f"s{f.ancestor}"
+        elif p is not None and p in shown:
+            parent_node[f"s{sid}"] = f"s{p}"
+    children: dict[str, list[str]] = {}
+    for child, parent in parent_node.items():
+        children.setdefault(parent, []).append(child)
+    nodes: dict[str, GraphNode] = {}
+    for sid in lay.shown:
+        key = f"s{sid}"
+        nodes[key] = GraphNode(
+            _oneline(lay, sid), "snapshot", snapshot_id=sid,
+            parents=tuple(x for x in (parent_node.get(key),) if x),
+            children=tuple(children.get(key, ())))
+        f = lay.folds.get(sid)
+        if f is not None:
+            nodes[f.node_id] = GraphNode(
+                " ".join(_fold_label(f).split("\n")) + " (click to show them)", "folded",
+                fold=True, parents=tuple(x for x in (parent_node.get(f.node_id),) if x),
+                children=(key,))
+    return nodes
 
 
 def _draw(lay: TreeLayout) -> Graph:
@@ -425,7 +481,7 @@ def _draw(lay: TreeLayout) -> Graph:
     title = f"{fmt.plural(lay.total, 'snapshot')}"
     caption = _caption(lay)
     return Graph(dot.source(), _outline(lay), title=title, kind="Snapshot tree",
-                 caption=caption)
+                 caption=caption, nodes=_tree_nodes(lay))
 
 
 def _caption(lay: TreeLayout) -> str:

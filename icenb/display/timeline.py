@@ -9,20 +9,21 @@ the shown entries are formatted, so the cost does not grow with the log.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, overload
 
 from icenb.display import fmt
 from icenb.display import html as h
 from icenb.display import text as tx
-from icenb.display.dot import Dot
-from icenb.display.graph import Graph
+from icenb.display.dot import PALETTE, Dot
+from icenb.display.graph import Graph, GraphNode
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
-from icenb.table.history import MetadataLog, SnapshotLog, ViewVersionLog
+from icenb.table.history import MetadataLog, SnapshotLog, Snapshots, ViewVersionLog
 
-__all__ = ["metadata_log_timeline", "snapshot_log_timeline", "view_version_timeline"]
+__all__ = ["metadata_log_timeline", "snapshot_log_timeline", "snapshot_strip",
+           "view_version_timeline"]
 
 _ROLLBACK_COLOR = "#c62828"
 
@@ -59,6 +60,8 @@ class _Node:
     kind: str
     bold: bool = False
     greyed: bool = False
+    snapshot_id: int | None = None
+    version_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
     prev: str | None = None
     shown = [*head, None, *tail] if n_hidden else list(head)
     lines: list[str] = []
+    nodes: dict[str, GraphNode] = {}
     for i in shown:
         if i is None:
             first, last = head[-1] + 1, tail[0] - 1 if tail else tl.n - 1
@@ -108,6 +112,11 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
             attrs.update(style="rounded,filled,dashed", fontcolor="#6e7781")
         node_id = f"e{i}"
         dot.node(node_id, nd.label, kind=nd.kind, **attrs)
+        nodes[node_id] = GraphNode(" ".join(nd.label.splitlines()), nd.kind,
+                                   snapshot_id=nd.snapshot_id, version_id=nd.version_id,
+                                   parents=() if prev is None else (prev,))
+        if prev is not None and prev in nodes:
+            nodes[prev] = replace(nodes[prev], children=(*nodes[prev].children, node_id))
         back = i in tl.rollbacks
         if prev is not None:
             if back:
@@ -120,7 +129,8 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
         prev = node_id
     caption = (f"showing {limit:,} of {tl.n:,} {tl.what} (display_max_snapshots={limit})"
                if n_hidden else "")
-    return Graph(dot.source(), "\n".join(lines), title=title, kind=kind, caption=caption)
+    return Graph(dot.source(), "\n".join(lines), title=title, kind=kind, caption=caption,
+                 nodes=nodes)
 
 
 def _render(tl: _Timeline, kind: str, title: str, subtitle: str) -> Rendered:
@@ -175,7 +185,8 @@ def _snapshot_log(log: SnapshotLog) -> _Timeline:
             label += "\n(current)"
         return _Node(label, "removed" if expired else
                      "snapshot_current" if is_current(i) else "snapshot",
-                     bold=is_current(i), greyed=expired)
+                     bold=is_current(i), greyed=expired,
+                     snapshot_id=None if expired else e.snapshot_id)
 
     def note(i: int) -> list[tuple[str, str]]:
         return _notes(i in backs, is_current(i))
@@ -294,7 +305,7 @@ def _view_log(log: ViewVersionLog) -> _Timeline:
         if is_current(i):
             label += "\n(current)"
         return _Node(label, "removed" if gone else "view_version", bold=is_current(i),
-                     greyed=gone)
+                     greyed=gone, version_id=None if gone else e.version_id)
 
     def note(i: int) -> list[tuple[str, str]]:
         return _notes(i in backs, is_current(i))
@@ -323,3 +334,171 @@ def _render_view_log(log: ViewVersionLog) -> Rendered:
     if tl.rollbacks:
         sub += f" · {fmt.plural(len(tl.rollbacks), 'rollback')}"
     return _render(tl, "View version log", _log_title(len(log), "entry", "entries"), sub)
+
+
+# --------------------------------------------------------------------------- snapshot strip
+
+_STRIP_WIDTH = 860        # px of the time axis
+_STRIP_LEFT = 96          # px for lane names
+_LANE_HEIGHT = 26
+_MAX_LANES = 8            # branches beyond this share one lane ("other branches")
+_STRIP_BUCKET = 4         # px: snapshots closer than this on one lane share a node
+_SCHEMA_COLOR = "#6a1b9a"
+_SPEC_COLOR = "#00695c"
+_MUTED = "#8c959f"
+
+
+def _strip_lanes(md: Any, snaps: Mapping[int, Any]) -> tuple[list[str], dict[int, int]]:
+    """Lane names (main first, then branches by name, then the rest) and each snapshot's lane:
+    a snapshot belongs to the first branch, in that order, whose history holds it."""
+    branches = sorted((n for n, r in md.refs.items() if r.is_branch),
+                      key=lambda n: (n != "main", n))
+    if "main" not in branches and md.current_snapshot_id is not None:
+        branches.insert(0, "main")
+    shown = branches[:_MAX_LANES - 1]
+    names = [*shown] + (["other branches"] if len(branches) > len(shown) else [])
+    lane_of: dict[int, int] = {}
+    for b in branches:
+        lane = names.index(b) if b in names else len(names) - 1
+        head = (md.current_snapshot_id if b == "main" and "main" not in md.refs
+                else md.refs[b].snapshot_id)
+        cur = snaps.get(head)
+        while cur is not None and cur.snapshot_id not in lane_of:
+            lane_of[cur.snapshot_id] = lane
+            cur = None if cur.parent_snapshot_id is None else snaps.get(cur.parent_snapshot_id)
+    if any(sid not in lane_of for sid in snaps):
+        names.append("no branch")
+        for sid in snaps:
+            lane_of.setdefault(sid, len(names) - 1)
+    return names, lane_of
+
+
+def snapshot_strip(snapshots: Snapshots, *,
+                   spec_changes: Mapping[int, int] | None = None) -> Graph:
+    """Every snapshot on a time axis, one lane per branch, with markers: schema changes (the
+    snapshot's ``schema-id`` differs from its parent's), first writes with a new partition
+    spec (``spec_changes``: snapshot id -> spec id, found by the caller in manifest lists),
+    rollbacks in the snapshot log, and tags.
+
+    Snapshots closer than a few pixels on one lane share a node (the newest stands for them),
+    so the drawing stays bounded (axis width / 4 nodes per lane) whatever the history.
+    The SVG follows Graphviz's structure (``<g class="node">`` with the node id as ``<title>``)
+    so the same clickable view serves it and the snapshot tree.
+    """
+    md = snapshots.metadata
+    snaps = {s.snapshot_id: s for s in snapshots}
+    spec_changes = spec_changes or {}
+    names, lane_of = _strip_lanes(md, snaps) if snaps else ([], {})
+    times = [s.timestamp_ms for s in snaps.values()]
+    t0, t1 = (min(times), max(times)) if times else (0, 1)
+    span = max(t1 - t0, 1)
+
+    def x_of(ms: int) -> float:
+        return _STRIP_LEFT + 8 + (ms - t0) / span * (_STRIP_WIDTH - 16)
+
+    rolled_to: dict[int, int] = {}   # snapshot id -> log time it became current by a rollback
+    log = md.snapshot_log
+    backs = _snapshot_log(SnapshotLog(log, md)).rollbacks if log else frozenset()
+    for i in backs:
+        rolled_to[log[i].snapshot_id] = log[i].timestamp_ms
+    tags: dict[int, list[str]] = {}
+    for name, ref in sorted(md.refs.items()):
+        if not ref.is_branch:
+            tags.setdefault(ref.snapshot_id, []).append(name)
+
+    # One node per (lane, column of _STRIP_BUCKET px): the newest snapshot there stands for
+    # the others.
+    buckets: dict[tuple[int, int], list[int]] = {}
+    for sid in sorted(snaps, key=lambda k: (snaps[k].timestamp_ms, k)):
+        column = int(x_of(snaps[sid].timestamp_ms) / _STRIP_BUCKET)
+        buckets.setdefault((lane_of[sid], column), []).append(sid)
+    rep_of: dict[int, str] = {}
+    for members in buckets.values():
+        for sid in members:
+            rep_of[sid] = f"t{members[-1]}"
+
+    height = 22 + _LANE_HEIGHT * max(len(names), 1) + 18
+    width = _STRIP_LEFT + _STRIP_WIDTH + 8
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}pt" height="{height}pt" '
+           f'viewBox="0 0 {width} {height}" font-family="Helvetica,sans-serif" font-size="10">',
+           '<g id="graph0" class="graph">']
+    for lane, name in enumerate(names):
+        y = 22 + lane * _LANE_HEIGHT + _LANE_HEIGHT / 2
+        out.append(f'<g class="lane"><line x1="{_STRIP_LEFT}" y1="{y:.1f}" x2="{width - 8}" '
+                   f'y2="{y:.1f}" stroke="{_MUTED}" stroke-width="0.6" stroke-dasharray="3,3"/>'
+                   f'<text x="{_STRIP_LEFT - 6}" y="{y + 3:.1f}" text-anchor="end" '
+                   f'fill="{_MUTED}">{h.esc(fmt.cut(name, 14))}</text></g>')
+    axis_y = 22 + _LANE_HEIGHT * max(len(names), 1) + 12
+    if times:
+        for k in range(5):
+            ms = t0 + span * k // 4
+            anchor = "start" if k == 0 else "end" if k == 4 else "middle"
+            out.append(f'<text class="axis" x="{x_of(ms):.1f}" y="{axis_y}" fill="{_MUTED}" '
+                       f'text-anchor="{anchor}">{h.esc(fmt.timestamp(ms))}</text>')
+    nodes: dict[str, GraphNode] = {}
+    order = sorted(buckets.items(), key=lambda kv: (kv[0][0], kv[0][1]))
+    prev_in_lane: dict[int, str] = {}
+    for (lane, _col), members in order:
+        sid = members[-1]
+        s = snaps[sid]
+        node_id = f"t{sid}"
+        x = x_of(s.timestamp_ms)
+        y = 22 + lane * _LANE_HEIGHT + _LANE_HEIGHT / 2
+        current = sid == md.current_snapshot_id or any(m == md.current_snapshot_id
+                                                       for m in members)
+        fill, stroke = PALETTE["snapshot_current" if current else "snapshot"]
+        lines = [f"{sid} {fmt.timestamp(s.timestamp_ms)} {s.operation or ''}".rstrip()]
+        if len(members) > 1:
+            lines.append(f"and {fmt.plural(len(members) - 1, 'earlier snapshot')} at this "
+                         "point of the axis")
+        marks: list[str] = []
+        for m in members:
+            snap = snaps[m]
+            par = (snaps.get(snap.parent_snapshot_id) if snap.parent_snapshot_id is not None
+                   else None)
+            if (par is not None and snap.schema_id is not None and par.schema_id is not None
+                    and snap.schema_id != par.schema_id):
+                lines.append(f"schema {par.schema_id} -> {snap.schema_id} at {m}")
+                marks.append("schema")
+            if m in spec_changes:
+                lines.append(f"first write with partition spec {spec_changes[m]} at {m}")
+                marks.append("spec")
+            if m in rolled_to:
+                lines.append(f"rolled back to {m} at {fmt.timestamp(rolled_to[m])}")
+                marks.append("rollback")
+            if m in tags:
+                lines.append("tag: " + ", ".join(tags[m]))
+                marks.append("tag")
+        r = 4.5 if len(members) == 1 else 5.5
+        g = [f'<g id="strip_{sid}" class="node snapshot"><title>{node_id}</title>',
+             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{fill}" stroke="{stroke}" '
+             f'stroke-width="{2.2 if current else 1}"/>']
+        if "schema" in marks:
+            g.append(f'<path d="M{x:.1f},{y - 13:.1f} l3.5,3.5 l-3.5,3.5 l-3.5,-3.5 z" '
+                     f'fill="{_SCHEMA_COLOR}"><title>schema change</title></path>')
+        if "spec" in marks:
+            g.append(f'<rect x="{x - 3:.1f}" y="{y + 7:.1f}" width="6" height="6" '
+                     f'fill="{_SPEC_COLOR}"/>')
+        if "rollback" in marks:
+            g.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r + 3}" fill="none" '
+                     f'stroke="{_ROLLBACK_COLOR}" stroke-width="1.4" stroke-dasharray="2,1.5"/>')
+        if "tag" in marks:
+            fill_t, stroke_t = PALETTE["tag"]
+            g.append(f'<path d="M{x + 5:.1f},{y - 9:.1f} l6,0 l0,5 l-6,0 z" fill="{fill_t}" '
+                     f'stroke="{stroke_t}" stroke-width="0.8"/>')
+        g.append("</g>")
+        out.append("".join(g))
+        label = "; ".join(lines)
+        before = prev_in_lane.get(lane)
+        nodes[node_id] = GraphNode(label, "snapshot", snapshot_id=sid,
+                                   parents=() if before is None else (before,))
+        if before is not None:
+            nodes[before] = replace(nodes[before], children=(node_id,))
+        prev_in_lane[lane] = node_id
+    out.append("</g></svg>")
+    legend = ("◆ schema change · ■ first write with a new partition spec · dashed ring: "
+              "rolled back to · flag: tag")
+    text_lines = [f"{name}: {sum(1 for v in lane_of.values() if v == i):,} snapshots"
+                  for i, name in enumerate(names)]
+    return Graph("", "\n".join(text_lines), title=fmt.plural(len(snaps), "snapshot"),
+                 kind="Snapshot timeline", caption=legend, nodes=nodes, svg="".join(out))

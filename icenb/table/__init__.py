@@ -1,12 +1,14 @@
-"""Tables and views: read-only tables, scans, scan planning (more to come: transactions,
-snapshot producers)."""
+"""Tables and views: the facades (Table, View, Scan, Warehouse), scans and scan planning,
+and where the widget layer plugs in (``interactive``)."""
 
 from __future__ import annotations
 
+from icenb.table.interactive import build_widget, register_widget
 from icenb.table.scan import Scan
 from icenb.table.scan_planning import ScanPlan, plan_files
-from icenb.table.table import Table, load_table, open_table
+from icenb.table.table import Table, load_table, open_table, timestamp_to_ms
 from icenb.table.view import View, load_view, open_location, open_view
 
-__all__ = ["Scan", "ScanPlan", "Table", "View", "load_table", "load_view", "open_location",
-           "open_table", "open_view", "plan_files"]
+__all__ = ["Scan", "ScanPlan", "Table", "View", "build_widget", "load_table", "load_view",
+           "open_location", "open_table", "open_view", "plan_files", "register_widget",
+           "timestamp_to_ms"]

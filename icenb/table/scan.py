@@ -15,10 +15,11 @@ import importlib.util
 import json
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icenb.errors import IcebergError, InvalidMetadata
+from icenb.errors import IcebergError, InvalidMetadata, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import shared_manifest_cache
 from icenb.spec.expression_parser import parse
@@ -211,6 +212,31 @@ class Scan:
     def to_arrow(self) -> pa.Table:
         """Every matching row, as a ``pyarrow.Table`` with the projected schema."""
         return self._read(self.plan())
+
+    def page(self, offset: int, limit: int) -> pa.Table:
+        """Rows ``offset`` to ``offset + limit`` in plan order (files as planned, rows in file
+        order), reading only the files up to the last row wanted: a preview of a large table.
+        Rows deleted by position, DV or equality deletes are already gone, as in
+        :meth:`to_arrow`."""
+        if offset < 0 or limit < 0:
+            raise ValidationError("offset and limit must be >= 0", field="page",
+                                  value=(offset, limit))
+        plan = self.plan()
+        if self._snapshot_id is None or plan.files_selected == 0:
+            return self._read(plan).slice(0, 0)
+        parts: list[pa.Table] = []
+        seen = 0
+        for i in range(plan.files_selected):
+            if seen >= offset + limit:
+                break
+            part = self._read(plan.take(np.asarray([i], dtype=np.int64)))
+            lo, hi = max(offset - seen, 0), min(offset + limit - seen, part.num_rows)
+            if hi > lo:
+                parts.append(part.slice(lo, hi - lo))
+            seen += part.num_rows
+        if not parts:
+            return self._read(plan.take(np.asarray([0], dtype=np.int64))).slice(0, 0)
+        return pa.concat_tables(parts)
 
     def to_spark(self, spark: Any = None) -> Any:
         """Every matching row, as a Spark DataFrame read by the ``icenb`` data source (planned

@@ -47,6 +47,7 @@ from icenb.table.diff import SnapshotDiff, diff_snapshots
 from icenb.table.evolution_history import SchemaHistory, SpecHistory, schema_history, spec_history
 from icenb.table.history import MetadataLog, SnapshotLog, Snapshots
 from icenb.table.inspect import InspectTables
+from icenb.table.interactive import build_widget
 from icenb.table.merging_producer import MergeAppend, merge_enabled
 from icenb.table.metadata_graph import (
     LayoutComparison,
@@ -689,6 +690,11 @@ class Table:
                                    metadata_location=self.metadata_location,
                                    max_manifests=opts.display_max_manifests,
                                    max_files=opts.display_max_files)
+
+    def time_travel(self, **options: Any) -> Any:
+        """The interactive :class:`icenb.widgets.TimeTravel` on this table: a clickable
+        snapshot tree and timeline, the table as it was at any snapshot, and A/B differences."""
+        return build_widget("TimeTravel", self, **options)
 
     def __repr__(self) -> str:
         md = self._metadata

@@ -35,6 +35,7 @@ from icenb.spec.view_updates import (
     set_view_properties,
 )
 from icenb.table.history import ViewVersionLog, view_version_log
+from icenb.table.interactive import build_widget
 from icenb.table.table import Table, open_table, timestamp_to_ms
 from icenb.table.view_diff import ViewVersionDiff, diff_view_versions
 
@@ -296,6 +297,15 @@ class View:
                                     engine_version=engine_version())
         return self._commit(change)
 
+    def derive_schema(self, sql: str | Mapping[str, str], *, dialect: str = SPARK_DIALECT,
+                      spark: Any = None) -> Schema:
+        """The schema Spark derives for ``sql`` (as :meth:`replace` would), without committing
+        anything: a preview of a replace (needs Spark SQL among the dialects)."""
+        current = self.current_version
+        return derive_schema(view_representations(sql, dialect), self._table_loader(),
+                             current.default_namespace, current.default_catalog,
+                             self._catalog, spark)
+
     def set_current_version(self, version_id: int) -> View:
         """Make a retained version current (a rollback or roll forward); logged in the
         version log. ``NotFound`` for an unknown id."""
@@ -314,6 +324,11 @@ class View:
         expires old versions at once)."""
         keys = list(removals)
         return self._commit(lambda md: set_view_properties(md, updates, keys))
+
+    def versions_widget(self, **options: Any) -> Any:
+        """The interactive :class:`icenb.widgets.ViewVersions` on this view: the clickable
+        version log, each version's SQL and schema, and differences between versions."""
+        return build_widget("ViewVersions", self, **options)
 
     def __repr__(self) -> str:
         return (f"View({self.name!r}, current_version_id={self.current_version_id}, "
