@@ -46,8 +46,9 @@ _ROW_CELL_LIMIT = 80
 
 
 def _name(table: Table) -> str:
+    """The table's catalog name, else the last folder of its location (as its repr)."""
     ident = table.identifier
-    return ".".join(ident) if ident else table.location
+    return ".".join(ident) if ident else table.location.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _var(table: Table) -> str:
@@ -95,6 +96,8 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self._ancestors: list[int] = []
         self._work = Background()
         self._diff_work = Background()
+        #: how the last :meth:`select` resolved its argument, in words
+        self.explanation = ""
 
         self.error = ErrorBox()
         self.header = w.HTML()
@@ -203,6 +206,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         (``datetime``, ISO string, or ``timestamp_ms=``). An int that names no snapshot is
         read as epoch milliseconds. Returns the snapshot id; the panels follow."""
         sid, how = self._resolve(when, timestamp_ms)
+        self.explanation = how
         self.resolution.value = h.document(h.muted(how))
         self._select_id(sid)
         return sid
