@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from icenb.display import get_options, render
 from icenb.display import html as h
+from icenb.display.metadata_tree import metadata_tree_figure
 from icenb.display.snapshot_tree import fold_members, snapshot_tree
 from icenb.display.timeline import snapshot_strip
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
@@ -116,6 +117,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self.resolution = w.HTML()
         self.summary = w.HTML()
         self.summary.add_class("icenb-tt-summary")
+        self.metadata_graph = GraphView(height="420px", status="scroll to zoom, drag to pan")
         self.metadata_panel = w.HTML()
         self.metadata_panel.add_class("icenb-tt-metadata")
         self.files = w.HTML()
@@ -134,7 +136,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
             "shift-click a second snapshot (or call .compare(a, b)) to see what changed")))
         self.diff_panel.add_class("icenb-tt-diff")
         self.tabs = w.Tab(children=[
-            self.summary, self.metadata_panel, self.files,
+            self.summary, w.VBox([self.metadata_graph, self.metadata_panel]), self.files,
             w.VBox([w.HBox([self.prev_page, self.next_page, self.page_label,
                             self.spark_toggle, self.cancel]), self.rows_panel]),
             self.diff_panel])
@@ -490,15 +492,22 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
             f'<div class="icenb-card">{h.kv(rows)}{code_block(code)}</div>')
 
     def _show_metadata(self) -> None:
+        """The selection's metadata tree (metadata.json -> manifest list or v4 root ->
+        manifests -> files) as a zoomable drawing, the same one ``t.metadata_tree(sid)``
+        shows, with its outline."""
         sid = self._selected
         try:
-            tree = self._table.metadata_tree(sid)
-            body = render(tree).html
+            figure = metadata_tree_figure(self._table.metadata_tree(sid))
         except Exception as e:
             self.metadata_panel.value = error_html(e)
+            self.metadata_graph.layout.display = "none"
             return
+        self.metadata_graph.layout.display = ""
+        self.metadata_graph.show(figure)
         self.metadata_panel.value = h.document(
-            body + code_block(f"{_var(self._table)}.metadata_tree({sid})"))
+            (h.muted(figure.caption) if figure.caption else "")
+            + h.section("Outline", h.pre(figure.text))
+            + code_block(f"{_var(self._table)}.metadata_tree({sid})"))
 
     def _load_rows(self) -> None:
         sid = self._selected
