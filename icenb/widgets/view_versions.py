@@ -55,7 +55,7 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self.header = w.HTML()
         self.graph = GraphView(height="200px", parent_key="ArrowLeft",
                                status="click a version; shift-click another to compare")
-        self.picker = w.Dropdown(description="version", layout=w.Layout(width="260px"))
+        self.picker = w.Dropdown(description="version", layout=w.Layout(width="340px"))
         self.as_of = w.Text(continuous_update=False,
                             placeholder="version as of: ISO time or epoch ms",
                             layout=w.Layout(width="280px"))
@@ -303,13 +303,14 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
                                   layout=w.Layout(width="220px"))
         self.keep_dialects = w.Checkbox(value=True, description="keep the other dialects",
                                         indent=False)
-        self.preview_button = w.Button(description="preview")
+        self.preview_button = w.Button(description="preview", layout=w.Layout(width="auto"))
         self.replace_button = w.Button(description="replace", button_style="primary",
                                        disabled=True)
-        self.rollback_button = w.Button(description="roll back to selected")
+        self.rollback_button = w.Button(description="roll back to selected",
+                                        layout=w.Layout(width="auto"))
         self.drop_dialect = w.Dropdown(description="drop dialect", options=[],
                                        layout=w.Layout(width="260px"))
-        self.drop_button = w.Button(description="drop it")
+        self.drop_button = w.Button(description="drop it", layout=w.Layout(width="auto"))
         self.preview_panel = w.HTML()
         self.confirm = Confirm(self.error, self._after_action)
         self.preview_button.on_click(lambda _b: self._guard(self._preview))

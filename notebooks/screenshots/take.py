@@ -22,16 +22,11 @@ import contextlib
 import itertools
 import json
 import os
-import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +35,21 @@ from typing import Any
 import websocket
 
 ROOT = Path(__file__).resolve().parents[2]
-JUPYTER = ROOT / ".venv" / "bin" / "jupyter"
-CHROMIUM = Path("/usr/bin/chromium")
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # run as a script: the shared server code is in tests/browser/
+
+from tests.browser.jupyter_lab import (  # noqa: E402
+    CHROMIUM,
+    JUPYTER,
+    THEMES,
+    JupyterLabError,
+    jupyter_env,
+    jupyter_lab,
+    log_tail,
+    stop_process,
+    wait_http,
+)
+
 WIDTH = 1400  # CSS pixels of the browser window
 
 # Selectors of JupyterLab 4's DOM: the notebook scrolls inside its "outer" element.
@@ -51,125 +58,8 @@ SCROLLER = NOTEBOOK + " .jp-WindowedPanel-outer"
 CELL = NOTEBOOK + " .jp-WindowedPanel-viewport > .jp-Cell"
 
 
-class ScreenshotError(RuntimeError):
+class ScreenshotError(JupyterLabError):
     """A step of taking the screenshots failed (server, browser or page did not get ready)."""
-
-
-# --------------------------------------------------------------------------- processes
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _stop(proc: subprocess.Popen[bytes], name: str) -> None:
-    """Terminate a process group started by this script, then kill it if it lingers."""
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, 15)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        print(f"{name} did not stop in 15 s: killing it", file=sys.stderr)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, 9)
-        proc.wait(timeout=5)
-
-
-def _jupyter_env(tmp: Path) -> dict[str, str]:
-    """Environment isolating Jupyter's data/config/runtime from the user's (trust db included)."""
-    env = dict(os.environ)
-    for var, sub in (
-        ("JUPYTER_DATA_DIR", "data"),
-        ("JUPYTER_CONFIG_DIR", "config"),
-        ("JUPYTER_RUNTIME_DIR", "runtime"),
-        ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
-        ("IPYTHONDIR", "ipython"),
-    ):
-        env[var] = str(tmp / sub)
-        (tmp / sub).mkdir(parents=True, exist_ok=True)
-    env.pop("JUPYTER_TOKEN", None)
-    return env
-
-
-def _write_settings(settings_dir: Path, theme: str) -> None:
-    """User settings: the theme, no windowing (every cell rendered), no news/update toasts."""
-    settings = {
-        "@jupyterlab/apputils-extension/themes.jupyterlab-settings": {"theme": THEMES[theme]},
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-            "fetchNews": "false",
-            "checkForUpdates": False,
-        },
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
-            "windowingMode": "none",
-            "scrollPastEnd": False,
-        },
-    }
-    for rel, value in settings.items():
-        path = settings_dir / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(value), encoding="utf-8")
-
-
-@contextlib.contextmanager
-def jupyter_lab(workdir: Path, tmp: Path, theme: str) -> Iterator[str]:
-    """Run ``jupyter lab`` headless in workdir with the given theme; yield its base URL."""
-    env = _jupyter_env(tmp)
-    settings_dir = tmp / f"settings-{theme}"
-    _write_settings(settings_dir, theme)
-    env["JUPYTERLAB_SETTINGS_DIR"] = str(settings_dir)
-    port = _free_port()
-    token = secrets.token_hex(16)
-    log_path = tmp / f"jupyter-{theme}.log"
-    log = log_path.open("wb")
-    cmd = [
-        str(JUPYTER),
-        "lab",
-        "--no-browser",
-        f"--ServerApp.port={port}",
-        "--ServerApp.ip=127.0.0.1",
-        "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={workdir}",
-        "--LabApp.expose_app_in_browser=True",
-        "--LabApp.news_url=None",
-    ]
-    if os.geteuid() == 0:
-        cmd.append("--allow-root")  # the server refuses root otherwise (containers, CI images)
-    proc = subprocess.Popen(
-        cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        _wait_http(f"{base}/api/status?token={token}", proc, "jupyter lab", log_path)
-        yield f"{base}/lab/tree/{{path}}?token={token}"
-    finally:
-        _stop(proc, "jupyter lab")
-        log.close()
-
-
-def _log_tail(log: Path, lines: int = 15) -> str:
-    """The last lines of a log (the temporary directory holding it is removed on exit)."""
-    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
-    return "\n  ".join(["", *text.splitlines()[-lines:]])
-
-
-def _wait_http(url: str, proc: subprocess.Popen[bytes], name: str, log: Path) -> bytes:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise ScreenshotError(f"{name} exited with {proc.returncode}:{_log_tail(log)}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                body: bytes = resp.read()
-                return body
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.25)
-    raise ScreenshotError(f"{name} did not answer {url} in 60 s:{_log_tail(log)}")
 
 
 # --------------------------------------------------------------------------- Chromium over CDP
@@ -237,6 +127,9 @@ def chromium(tmp: Path) -> Iterator[Browser]:
         "--no-first-run",
         "--no-default-browser-check",
         "--disable-gpu",
+        "--disable-background-networking",  # no network here: no refused connections in the log
+        "--disable-component-update",
+        "--disable-sync",
         "--hide-scrollbars",
         "--disable-extensions",
         "--disable-dev-shm-usage",
@@ -257,11 +150,11 @@ def chromium(tmp: Path) -> Iterator[Browser]:
         deadline = time.monotonic() + 30
         while not (port_file.exists() and port_file.read_text().strip()):
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise ScreenshotError(f"Chromium did not start:{_log_tail(log_path)}")
+                raise ScreenshotError(f"Chromium did not start:{log_tail(log_path)}")
             time.sleep(0.1)
         port = int(port_file.read_text().split()[0])
         targets = json.loads(
-            _wait_http(f"http://127.0.0.1:{port}/json/list", proc, "Chromium", log_path)
+            wait_http(f"http://127.0.0.1:{port}/json/list", proc, "Chromium", log_path)
         )
         page = next(t for t in targets if t["type"] == "page")
         ws = websocket.create_connection(
@@ -274,7 +167,7 @@ def chromium(tmp: Path) -> Iterator[Browser]:
     finally:
         if ws is not None:
             ws.close()
-        _stop(proc, "Chromium")
+        stop_process(proc, "Chromium")
         log.close()
 
 
@@ -474,15 +367,15 @@ def shoot(opts: Options) -> list[Path]:
         shutil.copyfile(opts.notebook, copy)
         subprocess.run(
             [str(JUPYTER), "trust", str(copy)],
-            env=_jupyter_env(tmp),
+            env=jupyter_env(tmp),
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         with chromium(tmp) as browser:
             for theme in opts.themes:
-                with jupyter_lab(workdir, tmp, theme) as url:
-                    page = url.format(path=urllib.parse.quote(copy.name))
+                with jupyter_lab(workdir, tmp, theme) as server:
+                    page = server.url(copy.name)
                     written += _shoot_theme(browser, page, n_cells, opts, theme, prefix)
     return written
 
@@ -539,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     try:
         shoot(opts)
-    except ScreenshotError as exc:
+    except JupyterLabError as exc:  # ScreenshotError included
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"done in {time.monotonic() - started:.1f} s")
