@@ -217,8 +217,9 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         """Select ``a`` and compare it with ``b``; returns ``t.diff(a, b)``."""
         sid_a, _ = self._resolve(a, None)
         sid_b, _ = self._resolve(b, None)
-        self._select_id(sid_a)
+        self._select_id(sid_a, rows=False)
         self._set_other(sid_b)
+        self._load_rows()   # after the file difference: the kernel answers first
         return self._diff
 
     def page(self, number: int) -> pa.Table:
@@ -272,7 +273,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
     def _guard(self, fn: Callable[[], object]) -> None:
         guarded(self.error, fn)
 
-    def _select_id(self, sid: int, *, draw: bool = True) -> None:
+    def _select_id(self, sid: int, *, draw: bool = True, rows: bool = True) -> None:
         """Select ``sid``; ``draw=False`` (slider steps) leaves a hidden snapshot folded in
         the tree instead of re-laying it out (the strip always shows it)."""
         md = self._table.metadata
@@ -290,7 +291,8 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self._sync_slider()
         self._show_summary()
         self._show_metadata()
-        self._load_rows()
+        if rows:
+            self._load_rows()
         if self._other is not None:
             self._show_diff()
 
