@@ -51,9 +51,8 @@ from icenb.errors import (
     ValidationError,
 )
 from icenb.io.file_io import FileIO, join_location
-from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
 from icenb.io.metadata_files import load_table_metadata, load_view_metadata_file
-from icenb.spec.manifest import ManifestFile
+from icenb.io.snapshot_files import CONTENT_KINDS, SnapshotFiles
 from icenb.spec.snapshot import MetadataLogEntry
 from icenb.spec.table_metadata import TableMetadata, to_json_string
 from icenb.spec.view_metadata import ViewMetadata, view_metadata_to_json
@@ -232,65 +231,77 @@ def next_metadata_log(metadata: TableMetadata, base_location: str | None,
 # --------------------------------------------------------------------------- purge
 
 
-def _manifests_of(metadata: TableMetadata, io: FileIO,
-                  failures: list[tuple[str, str]]) -> dict[str, ManifestFile]:
-    manifests: dict[str, ManifestFile] = {}
-    for snapshot in metadata.snapshots:
-        try:
-            found = read_manifest_list(io, snapshot, metadata.format_version)
-        except IcebergError as e:  # a missing list: nothing more to find below it
-            failures.append((snapshot.manifest_list or str(snapshot.snapshot_id), str(e)))
-            continue
-        for manifest in found:
-            manifests.setdefault(manifest.manifest_path, manifest)
-    return manifests
+#: Table properties that put a table's files elsewhere than under its location: files there
+#: were placed by the user's explicit setting, so a purge may delete them.
+_PATH_PROPERTIES = (WRITE_METADATA_PATH, "write.data.path", "write.object-storage.path",
+                    "write.folder-storage.path")
 
 
-def _content_files(manifests: Sequence[ManifestFile], metadata: TableMetadata, io: FileIO,
-                   failures: list[tuple[str, str]]) -> set[str]:
-    """Every data and delete file (any status) named in the manifests."""
-    def paths(group: Sequence[ManifestFile]) -> set[str]:
-        table = read_manifest_entries(io, group, metadata.format_version,
-                                      columns=["data_file.file_path"])
-        column = table.column("data_file").combine_chunks().field("file_path")
-        return {p for p in column.to_pylist() if p is not None}
+def _plain(location: str) -> str:
+    """A location without a trailing slash, and ``file:`` URIs as plain paths."""
+    for prefix in ("file://", "file:"):
+        if location.startswith(prefix):
+            location = location[len(prefix):]
+            break
+    return location.rstrip("/")
 
-    try:
-        return paths(manifests)
-    except IcebergError:  # find the unreadable ones; read the others
-        found: set[str] = set()
-        for manifest in manifests:
-            try:
-                found |= paths([manifest])
-            except IcebergError as e:
-                failures.append((manifest.manifest_path, str(e)))
-        return found
+
+def table_roots(metadata: TableMetadata, metadata_location: str | None = None) -> list[str]:
+    """The folders a table's files may live in: its location, the folder holding the current
+    metadata file's ``metadata/`` folder, and the paths its ``write.*.path`` properties name."""
+    roots = [metadata.location]
+    if metadata_location is not None:
+        folder = _plain(metadata_location).rsplit("/", 1)[0]
+        roots.append(folder.rsplit("/", 1)[0] if folder.endswith("/metadata") else folder)
+    roots += [metadata.properties[k] for k in _PATH_PROPERTIES if metadata.properties.get(k)]
+    return [_plain(r) for r in roots if r]
+
+
+def is_inside(location: str, roots: Iterable[str]) -> bool:
+    """Whether ``location`` lies under one of ``roots`` (no ``..`` segment can climb out)."""
+    path = _plain(location)
+    if "/../" in f"/{path}/" or "/./" in f"/{path}/":
+        return False
+    return any(path.startswith(root + "/") for root in roots)
 
 
 def reachable_files(metadata: TableMetadata, io: FileIO, metadata_location: str | None = None, *,
                     include_content: bool | None = None,
                     failures: list[tuple[str, str]] | None = None) -> list[str]:
-    """Every file a purge deletes, as Iceberg Java's ``CatalogUtil.dropTableData``: data and
-    delete files of every manifest of every snapshot (unless ``gc.enabled`` is false or
-    ``include_content`` says otherwise), the manifests, the manifest lists, statistics and
-    partition statistics files, the ``metadata-log`` files and ``metadata_location``."""
+    """Every file a purge deletes, as Iceberg Java's ``CatalogUtil.dropTableData``: the data
+    and delete files named in every manifest of every snapshot (unless ``gc.enabled`` is false
+    or ``include_content`` says otherwise), the manifests and manifest lists, v4 root
+    manifests, leaves and manifest-DV Puffin files (:class:`~icenb.io.snapshot_files.
+    SnapshotFiles` with ``live_only=False``), statistics and partition statistics files, the
+    ``metadata-log`` files and ``metadata_location``.
+
+    Unlike Java, a file outside the table's folders (:func:`table_roots`) is never listed: the
+    metadata of a table someone else wrote may name any file. It goes to ``failures`` instead.
+    """
     failures = [] if failures is None else failures
     if include_content is None:
         include_content = bool_property(metadata.properties, GC_ENABLED, True)
-    manifests = _manifests_of(metadata, io, failures)
+    walked = SnapshotFiles(io, metadata, failures=failures).all_files(live_only=False)
     files: dict[str, None] = {}
-    if include_content and manifests:
-        files.update(dict.fromkeys(sorted(_content_files(list(manifests.values()), metadata, io,
-                                                         failures))))
-    files.update(dict.fromkeys(manifests))
-    files.update(dict.fromkeys(s.manifest_list for s in metadata.snapshots
-                               if s.manifest_list is not None))
+    if include_content:
+        for kind in CONTENT_KINDS:
+            files.update(dict.fromkeys(sorted(walked[kind])))
+    for kind in ("manifest_dvs", "manifests", "root_manifests", "manifest_lists"):
+        files.update(dict.fromkeys(sorted(walked[kind])))
     files.update(dict.fromkeys(s.statistics_path for s in metadata.statistics))
     files.update(dict.fromkeys(s.statistics_path for s in metadata.partition_statistics))
     files.update(dict.fromkeys(e.metadata_file for e in metadata.metadata_log))
     if metadata_location is not None:
         files[metadata_location] = None
-    return list(files)
+    roots = table_roots(metadata, metadata_location)
+    inside = []
+    for f in files:
+        if is_inside(f, roots):
+            inside.append(f)
+        else:
+            failures.append((f, "outside the table's location: kept (a purge deletes only "
+                                f"under {', '.join(sorted(set(roots)))})"))
+    return inside
 
 
 def _delete_all(io: FileIO, locations: Iterable[str]) -> list[tuple[str, str]]:

@@ -35,6 +35,8 @@ from icenb.spec.manifest import (
     EntryStatus,
     FieldSummary,
     FileFormat,
+    ManifestContent,
+    ManifestFile,
 )
 from icenb.spec.snapshot import ROOT_MANIFEST_KEY
 from icenb.spec.types import (
@@ -73,6 +75,7 @@ __all__ = [
     "check_manifest",
     "inherit",
     "manifest_counts",
+    "manifest_file_of",
     "manifest_kind_for",
     "snapshot_root_manifest",
 ]
@@ -852,3 +855,27 @@ def inherit(entries: Sequence[ContentEntry], source: InheritFrom, *,
         else:
             out.append(replace(e, version_info=new_vi, first_row_id=first_row_id))
     return out
+
+
+def manifest_file_of(e: ContentEntry) -> ManifestFile:
+    """The v3 manifest-list entry a root entry over a v1-v3 manifest stands for, so the v3
+    reader applies its inheritance (snapshot id, sequence number, first row id)."""
+    ms = e.manifest_stats
+    vi = e.version_info
+    if ms is None or vi.snapshot_id is None or vi.sequence_number is None:
+        raise InvalidMetadata("a root entry over a v3 manifest needs manifest_stats, "
+                              "snapshot id and sequence number", field="manifest_stats",
+                              value=e.location)
+    cs = e.content_stats
+    return ManifestFile(
+        manifest_path=e.location, manifest_length=e.file_size_in_bytes or 0,
+        partition_spec_id=e.partition_spec_id,
+        content=ManifestContent.DATA if e.content_type == ContentType.DATA_MANIFEST
+        else ManifestContent.DELETES,
+        sequence_number=vi.sequence_number, min_sequence_number=ms.min_sequence_number,
+        added_snapshot_id=vi.snapshot_id, added_files_count=ms.added_files_count,
+        existing_files_count=ms.existing_files_count, deleted_files_count=ms.deleted_files_count,
+        added_rows_count=ms.added_rows_count, existing_rows_count=ms.existing_rows_count,
+        deleted_rows_count=ms.deleted_rows_count,
+        partitions=None if cs is None else cs.partitions, key_metadata=e.key_metadata,
+        first_row_id=e.first_row_id)

@@ -41,22 +41,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import pyarrow.compute as pc
-
 from icenb.catalog.base import GC_ENABLED, bool_property, int_property
-from icenb.errors import IcebergError, NoSuchSnapshot, UnsupportedVersion, ValidationError
-from icenb.io.content_manifest import (
-    load_manifest_dv,
-    read_content_manifest,
-    read_root_manifest,
-)
+from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
 from icenb.io.file_io import FileIO
-from icenb.io.manifest_reader import (
-    read_manifest_entries,
-    read_manifest_list,
-)
-from icenb.spec.content_entry import ContentEntry, ContentType
-from icenb.spec.manifest import EntryStatus, FileContent, ManifestFile
+from icenb.io.snapshot_files import CONTENT_KINDS, FILE_KINDS, V4_FILE_KINDS, SnapshotFiles
 from icenb.spec.snapshot import MAIN_BRANCH, SnapshotRef
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.table_updates import (
@@ -67,7 +55,6 @@ from icenb.spec.table_updates import (
     TableUpdate,
     apply_updates,
 )
-from icenb.table.v4_upgrade import manifest_file_of
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -92,15 +79,9 @@ _DEFAULT_MIN_SNAPSHOTS = 1
 _DEFAULT_MAX_SNAPSHOT_AGE_MS = 5 * 24 * 60 * 60 * 1000  # 5 days
 _FOREVER = 2**63 - 1
 
-#: Kinds of deleted files, in the order they are deleted (as Java's ``DeletedFileType``; v4
-#: adds ``manifest_dvs``, Puffin files of manifest DVs, and ``root_manifests``).
-FILE_KINDS = ("data_files", "position_delete_files", "equality_delete_files", "manifest_dvs",
-              "manifests", "root_manifests", "manifest_lists", "statistics_files")
-#: The kinds only a v4 table has (shown for v1-v3 results only when non-zero).
-V4_FILE_KINDS = ("manifest_dvs", "root_manifests")
-_CONTENT_KIND = {int(FileContent.DATA): "data_files",
-                 int(FileContent.POSITION_DELETES): "position_delete_files",
-                 int(FileContent.EQUALITY_DELETES): "equality_delete_files"}
+# Kinds of deleted files (FILE_KINDS, from icenb.io.snapshot_files), in the order they are
+# deleted (as Java's ``DeletedFileType``; v4 adds ``manifest_dvs``, Puffin files of manifest
+# DVs, and ``root_manifests``).
 
 
 def _gc_enabled(properties: Mapping[str, str]) -> bool:
@@ -205,107 +186,6 @@ def _changes(metadata: TableMetadata, plan: RetentionPlan) -> list[TableUpdate]:
 # --------------------------------------------------------------------------- files
 
 
-_ENTRY_KIND = {ContentType.DATA: "data_files",
-               ContentType.POSITION_DELETE: "position_delete_files",
-               ContentType.EQUALITY_DELETE: "equality_delete_files"}
-_CONTENT_KINDS = ("data_files", "position_delete_files", "equality_delete_files")
-
-
-class _Reachability:
-    """The files each snapshot references, by kind (:data:`FILE_KINDS`); manifests are read
-    once however many snapshots list them.
-
-    v1-v3 snapshot: its manifest list, the manifests it lists, their live content files.
-    v4 snapshot (docs/v4-layout.md §17): its root manifest; the root's live file entries;
-    its live leaf manifests (v4, or v1-v3 ones carried by an upgrade) and their live entries
-    except the ordinals the root's manifest DV for the leaf deletes; the Puffin files of
-    Puffin manifest DVs (inline ones have no file of their own: their ``location`` is the
-    leaf). A data DV's file is its Puffin file (``location``)."""
-
-    def __init__(self, io: FileIO, metadata: TableMetadata) -> None:
-        self._io = io
-        self._metadata = metadata
-        self._leaves: dict[str, list[tuple[bool, str, str]]] = {}
-
-    def _v3_manifest(self, m: ManifestFile) -> list[tuple[bool, str, str]]:
-        """(live, kind, path) of every record of a v1-v3 manifest, in file order."""
-        hit = self._leaves.get(m.manifest_path)
-        if hit is not None:
-            return hit
-        version = min(self._metadata.format_version, 3)
-        t = read_manifest_entries(self._io, [m], version,
-                                  columns=("data_file.file_path", "data_file.content"))
-        out: list[tuple[bool, str, str]] = []
-        if t.num_rows:
-            df = t.column("data_file")
-            for status, content, path in zip(
-                    t.column("status").to_pylist(),
-                    pc.struct_field(df, "content").to_pylist(),
-                    pc.struct_field(df, "file_path").to_pylist(), strict=True):
-                out.append((status != int(EntryStatus.DELETED),
-                            _CONTENT_KIND.get(content, "data_files"), path))
-        self._leaves[m.manifest_path] = out
-        return out
-
-    def _leaf(self, e: ContentEntry) -> list[tuple[bool, str, str]]:
-        """(live, kind, path) of every record of the leaf a root entry names, in ordinal
-        order (docs/v4-layout.md §7)."""
-        hit = self._leaves.get(e.location)
-        if hit is not None:
-            return hit
-        try:
-            m = read_content_manifest(self._io, e.location, length=e.file_size_in_bytes)
-        except UnsupportedVersion:  # a v1-v3 manifest carried by an upgrade (§14)
-            return self._v3_manifest(manifest_file_of(e))
-        out = [(x.is_live, _ENTRY_KIND.get(x.content_type, "data_files"), x.location)
-               for x in m.entries]
-        self._leaves[e.location] = out
-        return out
-
-    def files(self, snapshot_id: int) -> dict[str, set[str]]:
-        """The paths ``snapshot_id`` references, by kind."""
-        snap = self._metadata.snapshot_by_id(snapshot_id)
-        assert snap is not None
-        out: dict[str, set[str]] = {kind: set() for kind in FILE_KINDS}
-        if snap.root_manifest is None:
-            if snap.manifest_list is not None:
-                out["manifest_lists"].add(snap.manifest_list)
-            version = min(self._metadata.format_version, 3)
-            for m in read_manifest_list(self._io, snap, version):
-                out["manifests"].add(m.manifest_path)
-                for live, kind, path in self._v3_manifest(m):
-                    if live:
-                        out[kind].add(path)
-            return out
-        root = read_root_manifest(self._io, snap.root_manifest, snapshot_id=snapshot_id,
-                                  sequence_number=snap.sequence_number)
-        out["root_manifests"].add(root.location)
-        dvs: dict[str | None, tuple[int, ContentEntry]] = {}
-        for i, e in enumerate(root.entries):
-            if not e.is_live:
-                continue
-            if e.content_type == ContentType.MANIFEST_DV:
-                dvs[e.referenced_file] = (i, e)
-                if e.deletion_vector is not None and not e.deletion_vector.is_inline:
-                    out["manifest_dvs"].add(e.location)
-            elif not e.content_type.is_manifest:
-                out[_ENTRY_KIND[e.content_type]].add(e.location)
-        for e in root.entries:
-            if not (e.is_live and e.content_type.is_manifest):
-                continue
-            out["manifests"].add(e.location)
-            i, dv_entry = dvs.get(e.location, (-1, None))
-            deleted: set[int] = set()
-            if dv_entry is not None:
-                dv = load_manifest_dv(self._io, dv_entry, file=root.location,
-                                      where=f"entries[{i}]")
-                deleted = {int(x) for x in dv.to_numpy()}
-            for ordinal, (live, kind, path) in enumerate(self._leaf(e)):
-                if live and ordinal not in deleted:
-                    out[kind].add(path)
-        return out
-
-
 def _statistics_paths(metadata: TableMetadata) -> set[str]:
     return ({s.statistics_path for s in metadata.statistics}
             | {s.statistics_path for s in metadata.partition_statistics})
@@ -322,7 +202,7 @@ def files_to_delete(io: FileIO, before: TableMetadata, after: TableMetadata,
     expired = [s.snapshot_id for s in before.snapshots if s.snapshot_id not in kept_ids]
     out: dict[str, set[str]] = {kind: set() for kind in FILE_KINDS}
     if expired:
-        reach = _Reachability(io, before)
+        reach = SnapshotFiles(io, before)
         for sid in expired:
             for kind, paths in reach.files(sid).items():
                 out[kind] |= paths
@@ -333,7 +213,7 @@ def files_to_delete(io: FileIO, before: TableMetadata, after: TableMetadata,
         for kind in FILE_KINDS:
             out[kind] -= kept
         if not clean_content:
-            for kind in _CONTENT_KINDS:
+            for kind in CONTENT_KINDS:
                 out[kind] = set()
     out["statistics_files"] = _statistics_paths(before) - _statistics_paths(after)
     return {kind: tuple(sorted(paths)) for kind, paths in out.items()}

@@ -20,6 +20,7 @@ from icenb.spec.content_entry import (
     ContentType,
     ManifestStats,
     VersionInfo,
+    manifest_file_of,
 )
 from icenb.spec.manifest import EntryStatus, FileFormat, ManifestContent, ManifestFile
 from icenb.spec.snapshot import Snapshot
@@ -62,30 +63,6 @@ def root_entry_of(m: ManifestFile) -> ContentEntry:
         file_size_in_bytes=m.manifest_length,
         content_stats=ContentStats(partitions=m.partitions), manifest_stats=stats,
         key_metadata=m.key_metadata, first_row_id=m.first_row_id if is_data else None)
-
-
-def manifest_file_of(e: ContentEntry) -> ManifestFile:
-    """The v3 manifest-list entry a root entry over a v1-v3 manifest stands for, so the v3
-    reader applies its inheritance (snapshot id, sequence number, first row id)."""
-    ms = e.manifest_stats
-    vi = e.version_info
-    if ms is None or vi.snapshot_id is None or vi.sequence_number is None:
-        raise InvalidMetadata("a root entry over a v3 manifest needs manifest_stats, "
-                              "snapshot id and sequence number", field="manifest_stats",
-                              value=e.location)
-    cs = e.content_stats
-    return ManifestFile(
-        manifest_path=e.location, manifest_length=e.file_size_in_bytes or 0,
-        partition_spec_id=e.partition_spec_id,
-        content=ManifestContent.DATA if e.content_type == ContentType.DATA_MANIFEST
-        else ManifestContent.DELETES,
-        sequence_number=vi.sequence_number, min_sequence_number=ms.min_sequence_number,
-        added_snapshot_id=vi.snapshot_id, added_files_count=ms.added_files_count,
-        existing_files_count=ms.existing_files_count, deleted_files_count=ms.deleted_files_count,
-        added_rows_count=ms.added_rows_count, existing_rows_count=ms.existing_rows_count,
-        deleted_rows_count=ms.deleted_rows_count,
-        partitions=None if cs is None else cs.partitions, key_metadata=e.key_metadata,
-        first_row_id=e.first_row_id)
 
 
 def root_entries_of_manifest_list(io: FileIO, metadata: TableMetadata, parent: Snapshot
