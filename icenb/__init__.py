@@ -13,6 +13,7 @@ from icenb.display import get_options, set_options
 from icenb.display.side_by_side import side_by_side
 from icenb.table import Scan, Table, View, load_table, register_widget
 from icenb.table import open_location as open  # icenb.open(location): a Table or a View
+from icenb.table.engine import register_engine
 from icenb.table.warehouse import Warehouse, warehouse
 
 __version__ = "0.1.0"
@@ -25,7 +26,16 @@ def _widget(name: str) -> Any:
     return getattr(icenb.widgets, name)
 
 
-# Composition root: Table.time_travel() and View.versions_widget() build the widgets.
+def _spark_engine() -> Any:
+    """The Spark data plane, built on first use (this is when pyspark is imported)."""
+    from icenb.spark.engine import SparkEngine
+
+    return SparkEngine()
+
+
+# Composition root: the data plane table/ calls, and the widgets Table.time_travel() and
+# View.versions_widget() build; both imported only when first used.
+register_engine(_spark_engine)
 register_widget("TimeTravel", lambda *a, **k: _widget("TimeTravel")(*a, **k))
 register_widget("ViewVersions", lambda *a, **k: _widget("ViewVersions")(*a, **k))
 

@@ -89,6 +89,7 @@ from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.sort_order import SortOrder
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.data_writer import RollingDataWriter, conform_to_schema, location_provider
+from icenb.table.engine import Overwrite
 from icenb.table.snapshot_producer import FastAppend, SnapshotProducer
 
 __all__ = ["ABORT_GRACE_SECONDS", "IcenbCommitMessage", "IcenbWriter", "Overwrite",
@@ -197,15 +198,6 @@ def delete_operation_files(target: WriteTarget) -> int:
 
 
 # --------------------------------------------------------------------------- commit
-
-
-@dataclass(frozen=True)
-class Overwrite:
-    """What an ``overwrite`` write replaces: ``dynamic`` partitions, or (static) the rows
-    matching ``filter`` (None: every row)."""
-
-    dynamic: bool = False
-    filter: str | None = None
 
 
 def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: LoadedTable,

@@ -29,6 +29,7 @@ from icenb.spec.partition_spec import unified_partition_type
 from icenb.spec.schema import Schema
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import NestedField
+from icenb.table.engine import engine
 from icenb.table.scan_planning import ScanPlan, plan_files
 from icenb.table.task_reader import NameMapping, read_plan
 
@@ -242,9 +243,7 @@ class Scan:
         """Every matching row, as a Spark DataFrame read by the ``icenb`` data source (planned
         on the driver, read on executors); ``spark`` defaults to the active session, else a
         new local one."""
-        from icenb.spark import read_scan  # pyspark only when data goes through Spark
-
-        return read_scan(self, spark)
+        return engine().read_scan(self, spark)
 
     def to_pandas(self) -> Any:
         """Every matching row, as a ``pandas.DataFrame`` (needs pandas installed)."""

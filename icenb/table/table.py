@@ -44,6 +44,7 @@ from icenb.spec.table_metadata import TableMetadata
 from icenb.table import manage_snapshots as refs_ops
 from icenb.table import table_update
 from icenb.table.diff import SnapshotDiff, diff_snapshots
+from icenb.table.engine import Overwrite, engine
 from icenb.table.evolution_history import SchemaHistory, SpecHistory, schema_history, spec_history
 from icenb.table.history import MetadataLog, SnapshotLog, Snapshots
 from icenb.table.inspect import InspectTables
@@ -257,17 +258,15 @@ class Table:
         """Remove table properties in one commit (absent keys are ignored)."""
         table_update.remove_properties(self, keys)
 
-    def _write_spark(self, df: Any, overwrite: Any, branch: str,
+    def _write_spark(self, df: Any, overwrite: Overwrite | None, branch: str,
                      snapshot_properties: Mapping[str, str] | None) -> Snapshot:
         """Write a Spark DataFrame through the ``icenb`` data source (:mod:`icenb.spark.writer`:
         tasks write the files, the driver commits one snapshot)."""
-        from icenb.spark.writer import write_dataframe  # pyspark only for Spark data
-
         catalog, identifier = self._writable()
         with refresh_on_error(self):
-            committed, snap = write_dataframe(df, catalog, identifier, overwrite=overwrite,
-                                              branch=branch,
-                                              snapshot_properties=snapshot_properties)
+            committed, snap = engine().write_dataframe(
+                df, catalog, identifier, overwrite=overwrite, branch=branch,
+                snapshot_properties=snapshot_properties)
         self._committed(committed)
         return snap
 
@@ -512,8 +511,6 @@ class Table:
         from icenb.table.copy_on_write import overwrite_rows
 
         if _is_spark_dataframe(data):
-            from icenb.spark.writer import Overwrite
-
             return self._write_spark(data, Overwrite(filter=None if filter is None
                                                      else str(filter)),
                                      branch, snapshot_properties)
@@ -529,8 +526,6 @@ class Table:
         from icenb.table.copy_on_write import dynamic_partition_overwrite
 
         if _is_spark_dataframe(data):
-            from icenb.spark.writer import Overwrite
-
             return self._write_spark(data, Overwrite(dynamic=True), branch,
                                      snapshot_properties)
         if self._metadata.format_version >= 4:  # EXPERIMENTAL v4 (docs/v4-layout.md §20)

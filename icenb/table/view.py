@@ -8,7 +8,7 @@ in :mod:`icenb.spec.view_updates`, the atomic swap in the catalog. A commit that
 is re-applied on the view's new state, as Iceberg Java's view operations retry.
 
 ``to_spark`` runs a version's Spark-dialect SQL with its default catalog and namespace resolved
-against the catalog's icenb tables (:mod:`icenb.spark.view_sql`, imported only then).
+against the catalog's icenb tables (through the data plane, :mod:`icenb.table.engine`).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from icenb.spec.view_updates import (
     set_current_view_version,
     set_view_properties,
 )
+from icenb.table.engine import engine
 from icenb.table.history import ViewVersionLog, view_version_log
 from icenb.table.interactive import build_widget
 from icenb.table.table import Table, open_table, timestamp_to_ms
@@ -211,16 +212,13 @@ class View:
         """A Spark DataFrame of a version's (default: current) Spark SQL, its table names
         resolved with the version's default catalog and namespace against the catalog's
         tables; ``VERSION AS OF`` / ``TIMESTAMP AS OF`` in the SQL travel in time."""
-        from icenb.spark.view_sql import run_view_sql, table_resolver
-
         v = self.version(version_id)
         sql = self.sql_for(SPARK_DIALECT, v.version_id)
         catalog = self._catalog
-        return run_view_sql(sql, table_resolver(self._table_loader(), spark),
-                            default_catalog=v.default_catalog,
-                            default_namespace=v.default_namespace,
-                            catalog_names=() if catalog is None else (catalog.name,),
-                            spark=spark)
+        return engine().view_rows(sql, self._table_loader(), default_catalog=v.default_catalog,
+                                  default_namespace=v.default_namespace,
+                                  catalog_names=() if catalog is None else (catalog.name,),
+                                  spark=spark)
 
     def to_pandas(self, version_id: int | None = None, *, spark: Any = None) -> Any:
         """:meth:`to_spark` collected as a pandas DataFrame."""
@@ -356,11 +354,10 @@ def derive_schema(reps: Mapping[str, str], load: Callable[[tuple[str, ...]], Tab
         raise ValidationError(
             "give the view a schema: it has no Spark SQL to derive one from "
             f"(dialects: {', '.join(reps)})", field="schema", value=None)
-    from icenb.spark.view_sql import table_resolver, view_schema
-
-    return view_schema(spark_sql, table_resolver(load, spark), default_catalog=default_catalog,
-                       default_namespace=default_namespace,
-                       catalog_names=() if catalog is None else (catalog.name,), spark=spark)
+    return engine().view_schema(spark_sql, load, default_catalog=default_catalog,
+                                default_namespace=default_namespace,
+                                catalog_names=() if catalog is None else (catalog.name,),
+                                spark=spark)
 
 
 def open_view(location: str | os.PathLike[str], *, io: FileIO | None = None,

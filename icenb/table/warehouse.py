@@ -57,6 +57,7 @@ from icenb.spec.types import (
     parse_type_string,
 )
 from icenb.spec.view_updates import new_view_metadata
+from icenb.table.engine import engine
 from icenb.table.table import Table
 from icenb.table.view import (
     SPARK_DIALECT,
@@ -312,9 +313,7 @@ def to_schema(schema: Schema | pa.Schema | str | Any) -> Schema:
     if isinstance(schema, Schema):
         return schema
     if _is_spark_schema(schema):
-        from icenb.spark.spark_types import schema_from_spark  # pyspark only for Spark schemas
-
-        return schema_from_spark(schema)
+        return engine().schema_from_engine(schema)
     if isinstance(schema, pa.Schema):
         return schema_from_arrow(schema)
     if isinstance(schema, str):
