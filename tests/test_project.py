@@ -71,17 +71,8 @@ def _module_level_imports(tree: ast.Module, package: str) -> list[tuple[int, str
 
     def visit(nodes: list[ast.stmt]) -> None:
         for node in nodes:
-            if isinstance(node, ast.Import):
-                found.extend((node.lineno, alias.name) for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")
-                    base = base[: len(base) - (node.level - 1)]
-                    name = ".".join([*base, node.module] if node.module else base)
-                else:
-                    name = node.module or ""
-                found.append((node.lineno, name))
-                found.extend((node.lineno, f"{name}.{alias.name}") for alias in node.names)
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.extend(_imported(node, package))
             elif isinstance(node, ast.If):
                 test = ast.unparse(node.test)
                 if test not in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
@@ -119,18 +110,22 @@ def _all_imports(tree: ast.Module, package: str) -> list[tuple[int, str]]:
     functions (lazy imports) and under ``if TYPE_CHECKING:`` alike."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.extend((node.lineno, alias.name) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                name = ".".join([*base, node.module] if node.module else base)
-            else:
-                name = node.module or ""
-            found.append((node.lineno, name))
-            found.extend((node.lineno, f"{name}.{alias.name}") for alias in node.names)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.extend(_imported(node, package))
     return found
+
+
+def _imported(node: ast.Import | ast.ImportFrom, package: str) -> list[tuple[int, str]]:
+    """(line, absolute name) of what one import statement of ``package`` names."""
+    if isinstance(node, ast.Import):
+        return [(node.lineno, alias.name) for alias in node.names]
+    if node.level:
+        base = package.split(".")
+        base = base[: len(base) - (node.level - 1)]
+        name = ".".join([*base, node.module] if node.module else base)
+    else:
+        name = node.module or ""
+    return [(node.lineno, name), *((node.lineno, f"{name}.{a.name}") for a in node.names)]
 
 
 def _layer(module: str) -> str | None:
