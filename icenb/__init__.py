@@ -8,6 +8,7 @@ from icenb import (
     display,
     errors,
 )
+from icenb._version import __version__
 from icenb.catalog import Catalog, FilesystemCatalog, SqlCatalog, open_catalog
 from icenb.display import get_options, set_options
 from icenb.display.side_by_side import side_by_side
@@ -15,8 +16,6 @@ from icenb.table import Scan, Table, View, load_table, register_widget
 from icenb.table import open_location as open  # icenb.open(location): a Table or a View
 from icenb.table.engine import register_engine
 from icenb.table.warehouse import Warehouse, warehouse
-
-__version__ = "0.1.0"
 
 
 def _widget(name: str) -> Any:

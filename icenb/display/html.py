@@ -9,63 +9,15 @@ from __future__ import annotations
 
 import html as _html
 from collections.abc import Iterable, Sequence
+from importlib import resources
 from typing import Any
 
 from icenb.display.fmt import cut, fold_rows, hidden
 
-STYLE = """<style>
-.icenb{--icenb-fg:var(--jp-content-font-color0,var(--vscode-editor-foreground,#1f2328));
---icenb-fg2:var(--jp-content-font-color2,var(--vscode-descriptionForeground,#656d76));
---icenb-bg:var(--jp-layout-color0,transparent);
---icenb-bg2:var(--jp-layout-color2,rgba(127,127,127,.10));
---icenb-border:var(--jp-border-color2,rgba(127,127,127,.35));
---icenb-accent:var(--jp-brand-color1,#1976d2);
---icenb-warn:var(--jp-warn-color1,#d97706);--icenb-error:var(--jp-error-color1,#d32f2f);
---icenb-ok:var(--jp-success-color1,#388e3c);
---icenb-mono:var(--jp-code-font-family,SFMono-Regular,Menlo,Consolas,monospace);
-color:var(--icenb-fg);font-family:var(--jp-ui-font-family,system-ui,sans-serif);
-font-size:13px;line-height:1.4;max-width:100%;overflow-x:auto}
-.icenb .icenb-card{border:1px solid var(--icenb-border);border-radius:6px;padding:6px 10px;
-margin:2px 0;background:var(--icenb-bg)}
-.icenb .icenb-head{display:flex;flex-wrap:wrap;gap:8px;align-items:baseline}
-.icenb .icenb-kind{font-size:11px;text-transform:uppercase;letter-spacing:.05em;
-color:var(--icenb-fg2)}
-.icenb .icenb-title{font-weight:600;font-size:14px}
-.icenb .icenb-sub,.icenb .icenb-muted,.icenb .icenb-count{color:var(--icenb-fg2)}
-.icenb .icenb-count{font-weight:400;margin-left:6px;font-size:12px}
-.icenb details{margin:4px 0}
-.icenb summary{cursor:pointer;font-weight:600;padding:2px 0}
-.icenb details>div,.icenb details>table,.icenb details>pre{margin-left:14px}
-.icenb table.icenb-t{border-collapse:collapse;margin:3px 0;font-size:12px}
-.icenb table.icenb-t th{text-align:left;font-weight:600;color:var(--icenb-fg2);
-border-bottom:1px solid var(--icenb-border);padding:2px 10px 2px 0}
-.icenb table.icenb-t td{padding:1px 10px 1px 0;vertical-align:top;text-align:left;
-border-bottom:1px solid var(--icenb-bg2)}
-.icenb table.icenb-kv td:first-child{color:var(--icenb-fg2);padding-right:14px}
-.icenb table.icenb-t td.icenb-num,.icenb table.icenb-t th.icenb-num{text-align:right;
-font-variant-numeric:tabular-nums}
-.icenb tr.icenb-fold td{color:var(--icenb-fg2);font-style:italic;text-align:center}
-.icenb code,.icenb .icenb-mono{font-family:var(--icenb-mono);font-size:12px}
-.icenb pre{font-family:var(--icenb-mono);font-size:12px;white-space:pre-wrap;margin:2px 0}
-.icenb .icenb-badge{display:inline-block;border-radius:8px;padding:0 6px;font-size:11px;
-border:1px solid currentColor;margin-right:3px;white-space:nowrap}
-.icenb .icenb-b-branch{color:var(--icenb-ok)}.icenb .icenb-b-tag{color:var(--icenb-warn)}
-.icenb .icenb-b-current,.icenb .icenb-b-info{color:var(--icenb-accent)}
-.icenb .icenb-b-added{color:var(--icenb-ok)}.icenb .icenb-b-deleted{color:var(--icenb-error)}
-.icenb .icenb-b-existing,.icenb .icenb-b-muted{color:var(--icenb-fg2)}
-.icenb .icenb-b-warn{color:var(--icenb-warn)}
-.icenb .icenb-error{color:var(--icenb-error)}
-.icenb .icenb-cols{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
-.icenb .icenb-cols>div{flex:1 1 320px;min-width:0}
-.icenb .icenb-graph img{max-width:100%;height:auto}
-.icenb .icenb-graph g.edge path,.icenb .icenb-graph g.edge polygon{
-stroke:var(--icenb-fg2)}
-.icenb .icenb-graph g.edge polygon{fill:var(--icenb-fg2)}
-.icenb .icenb-graph g.edge text,.icenb .icenb-graph g.cluster>text,
-.icenb .icenb-graph g.graph>text{fill:var(--icenb-fg)}
-.icenb .icenb-graph g.cluster>polygon{stroke:var(--icenb-border)}
-.icenb .icenb-graph g.node.icenb-plain text{fill:var(--icenb-fg)}
-</style>"""
+#: The palette and layout of every output (``static/icenb.css``, a package resource the widgets'
+#: front end shares), as one ``<style>`` block.
+STYLE = ("<style>\n" + resources.files("icenb.display").joinpath("static/icenb.css")
+         .read_text(encoding="utf-8") + "</style>")
 
 
 def esc(value: Any, limit: int | None = None) -> str:

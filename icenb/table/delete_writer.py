@@ -85,7 +85,7 @@ _PATH_POS_IDS = (DELETE_FILE_PATH.field_id, DELETE_FILE_POS.field_id)
 
 
 def _created_by() -> str:
-    from icenb import __version__
+    from icenb._version import __version__
 
     return f"icenb {__version__}"
 

@@ -367,7 +367,7 @@ class V4Overwrite(V4Validation, V4Append):
             return []
         if manifest_dv_storage(base.properties) == MANIFEST_DV_INLINE:
             return [inline_manifest_dv(target, dv) for target, dv in dvs]
-        from icenb import __version__
+        from icenb._version import __version__
 
         files = self._written if self._attempt is None else self._attempt[2]
         location = join_location(metadata_dir(base),

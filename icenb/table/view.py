@@ -55,7 +55,7 @@ def now_ms() -> int:
 
 
 def engine_version() -> str:
-    from icenb import __version__  # the package imports this module
+    from icenb._version import __version__
 
     return __version__
 

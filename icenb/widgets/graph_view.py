@@ -11,6 +11,7 @@ folded run sends an ``expand`` message that :meth:`on_expand` handlers receive.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import traitlets as tr
 from icenb.display import Graph
 
 STATIC = Path(__file__).with_name("static")
+DISPLAY_CSS = resources.files("icenb.display").joinpath("static/icenb.css")
 
 _NO_RENDERER = (
     '<svg xmlns="http://www.w3.org/2000/svg" width="420" height="40"><text x="8" y="24" '
@@ -31,7 +33,10 @@ class GraphView(anywidget.AnyWidget):
     """A clickable graph. ``show(graph)`` draws an icenb :class:`~icenb.display.Graph`."""
 
     _esm = STATIC / "graph_view.js"
-    _css = STATIC / "graph_view.css"
+    # The reprs' palette (icenb/display/static/icenb.css) first, so the view and the static
+    # pictures share one set of theme variables; then the view's own rules.
+    _css = ((DISPLAY_CSS.read_text(encoding="utf-8") + "\n")
+            + (STATIC / "graph_view.css").read_text(encoding="utf-8"))
 
     svg = tr.Unicode("").tag(sync=True)
     nodes = tr.Dict().tag(sync=True)

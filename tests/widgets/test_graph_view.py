@@ -63,6 +63,7 @@ def test_the_wheel_ships_the_front_end(tmp_path: Path) -> None:
     wheel = next(tmp_path.glob("icenb-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     for f in ("icenb/widgets/static/graph_view.js", "icenb/widgets/static/graph_view.css",
+              "icenb/display/static/icenb.css",
               "icenb/widgets/time_travel.py", "icenb/widgets/view_versions.py"):
         assert f in names, f
     assert not any("node_modules" in n for n in names)
