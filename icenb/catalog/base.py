@@ -53,6 +53,18 @@ from icenb.errors import (
 from icenb.io.file_io import FileIO, join_location
 from icenb.io.metadata_files import load_table_metadata, load_view_metadata_file
 from icenb.io.snapshot_files import CONTENT_KINDS, SnapshotFiles
+from icenb.spec.properties import (
+    FOLDER_STORAGE_PATH,
+    GC_ENABLED,
+    METADATA_COMPRESSION,
+    METADATA_DELETE_AFTER_COMMIT,
+    METADATA_PREVIOUS_VERSIONS_MAX,
+    OBJECT_STORAGE_PATH,
+    WRITE_DATA_PATH,
+    WRITE_METADATA_PATH,
+    bool_property,
+    int_property,
+)
 from icenb.spec.snapshot import MetadataLogEntry
 from icenb.spec.table_metadata import TableMetadata, to_json_string
 from icenb.spec.view_metadata import ViewMetadata, view_metadata_to_json
@@ -85,17 +97,9 @@ __all__ = [
 ]
 
 # Table properties the catalogs honour (names and defaults of Iceberg Java's TableProperties).
-#: ``none`` or ``gzip``: how new metadata files are written (gzip: ``*.gz.metadata.json``).
-METADATA_COMPRESSION = "write.metadata.compression-codec"
-#: How many previous metadata files the ``metadata-log`` keeps (default 100, at least 1).
-METADATA_PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
+# (keys: icenb/spec/properties.py) How many previous metadata files the ``metadata-log``
+# keeps by default (at least 1).
 METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT = 100
-#: ``true``: delete metadata files that fall off the ``metadata-log`` after a commit.
-METADATA_DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
-#: Where metastore-layout catalogs put metadata files (default ``<location>/metadata``).
-WRITE_METADATA_PATH = "write.metadata.path"
-#: ``false``: a purge deletes no data or delete files (they may belong to another table).
-GC_ENABLED = "gc.enabled"
 #: Views' default ``write.metadata.compression-codec`` (Java's ``ViewProperties``; tables: none).
 VIEW_METADATA_COMPRESSION_DEFAULT = "gzip"
 
@@ -157,24 +161,6 @@ def identifier_to_string(identifier: Sequence[str]) -> str:
 # --------------------------------------------------------------------------- table properties
 
 
-def bool_property(properties: Mapping[str, str], key: str, default: bool) -> bool:
-    """A boolean table property as Java's ``PropertyUtil`` reads it (``true`` ignoring case)."""
-    value = properties.get(key)
-    return default if value is None else str(value).strip().lower() == "true"
-
-
-def int_property(properties: Mapping[str, str], key: str, default: int) -> int:
-    """An integer table property (``ValidationError`` naming it when it is not one)."""
-    value = properties.get(key)
-    if value is None:
-        return default
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        raise ValidationError("table property must be an integer", field=key,
-                              value=value) from None
-
-
 def metadata_file_bytes(metadata: TableMetadata) -> tuple[bytes, bool]:
     """The JSON bytes of a metadata file and whether to gzip them
     (``write.metadata.compression-codec``: ``none``, the default, or ``gzip``, as Java)."""
@@ -233,8 +219,8 @@ def next_metadata_log(metadata: TableMetadata, base_location: str | None,
 
 #: Table properties that put a table's files elsewhere than under its location: files there
 #: were placed by the user's explicit setting, so a purge may delete them.
-_PATH_PROPERTIES = (WRITE_METADATA_PATH, "write.data.path", "write.object-storage.path",
-                    "write.folder-storage.path")
+_PATH_PROPERTIES = (WRITE_METADATA_PATH, WRITE_DATA_PATH, OBJECT_STORAGE_PATH,
+                    FOLDER_STORAGE_PATH)
 
 
 def _plain(location: str) -> str:

@@ -81,6 +81,7 @@ from icenb.spec.deletion_vector import (
     serialize_deletion_vector,
 )
 from icenb.spec.manifest import EntryStatus, FileFormat, avro_schema
+from icenb.spec.properties import V4_MANIFEST_DV_STORAGE
 from icenb.spec.schema import Schema
 from icenb.spec.types import StructType
 
@@ -335,7 +336,7 @@ def write_root_manifest(io: FileIO, location: str, entries: Sequence[ContentEntr
 #: Table property: where a removal writes its new manifest DVs, ``inline`` in the root entry
 #: (default) or ``puffin``: one Puffin file per commit attempt holding all its manifest DVs
 #: (docs/v4-layout.md §6).
-MANIFEST_DV_STORAGE = "write.v4.manifest-dv.storage"
+MANIFEST_DV_STORAGE = V4_MANIFEST_DV_STORAGE
 MANIFEST_DV_INLINE = "inline"
 MANIFEST_DV_PUFFIN = "puffin"
 

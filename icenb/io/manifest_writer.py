@@ -66,6 +66,7 @@ from icenb.spec.manifest import (
     manifest_file_type,
 )
 from icenb.spec.partition_spec import PartitionSpec, partition_fields_to_json
+from icenb.spec.properties import AVRO_COMPRESSION, AVRO_COMPRESSION_LEVEL
 from icenb.spec.schema import Schema, schema_to_json
 from icenb.spec.types import DoubleType, FloatType, StructType, UUIDType
 
@@ -92,8 +93,6 @@ UNASSIGNED_SEQUENCE_NUMBER = -1
 #: Uncompressed bytes after which a block is written (Avro's ``DEFAULT_SYNC_INTERVAL``, Java).
 SYNC_INTERVAL = 64_000
 #: Table properties choosing the Avro codec and its level (as in the reference implementation).
-AVRO_COMPRESSION = "write.avro.compression-codec"
-AVRO_COMPRESSION_LEVEL = "write.avro.compression-level"
 ICEBERG_SCHEMA_KEY = "iceberg.schema"
 
 _MAGIC = b"Obj\x01"

@@ -66,6 +66,7 @@ from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysTrue, Expression
 from icenb.spec.manifest import FileScanTask
 from icenb.spec.partition_spec import PartitionSpec
+from icenb.spec.properties import READ_SPLIT_OPEN_FILE_COST, READ_SPLIT_TARGET_SIZE
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH
 from icenb.spec.table_metadata import TableMetadata
@@ -101,8 +102,8 @@ _READ_OPTIONS = frozenset({"path", "paths", SNAPSHOT_ID, BRANCH, TAG, AS_OF_TIME
                            _SCHEMA_ID, _FILTER_PICKLE, _METADATA_PICKLE, _RELOCATIONS})
 
 #: Table properties and defaults for packing tasks (as Iceberg's ``read.split.*``).
-SPLIT_SIZE_PROPERTY = "read.split.target-size"
-OPEN_FILE_COST_PROPERTY = "read.split.open-file-cost"
+SPLIT_SIZE_PROPERTY = READ_SPLIT_TARGET_SIZE
+OPEN_FILE_COST_PROPERTY = READ_SPLIT_OPEN_FILE_COST
 DEFAULT_SPLIT_SIZE = 128 * 1024 * 1024
 DEFAULT_OPEN_FILE_COST = 4 * 1024 * 1024
 #: Rows per Arrow batch handed to Spark.

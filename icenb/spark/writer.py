@@ -84,6 +84,7 @@ from icenb.errors import CommitStateUnknown, IcebergError, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.spec.manifest import DataFile
 from icenb.spec.partition_spec import PartitionSpec
+from icenb.spec.properties import WRITE_DATA_PATH
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.sort_order import SortOrder
@@ -168,7 +169,7 @@ def write_task(target: WriteTarget, batches: Iterable[pa.RecordBatch] | pa.Table
 
 def _data_root(target: WriteTarget) -> str:
     """Where the location provider puts data files: ``write.data.path`` or ``<table>/data``."""
-    configured = target.properties.get("write.data.path")
+    configured = target.properties.get(WRITE_DATA_PATH)
     return (configured or f"{target.location.rstrip('/')}/data").rstrip("/")
 
 

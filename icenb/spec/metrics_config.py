@@ -26,6 +26,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from icenb.errors import IcebergWarning, ValidationError
+from icenb.spec.properties import (
+    METRICS_COLUMN_PREFIX,
+    METRICS_DEFAULT,
+    METRICS_MAX_INFERRED_COLUMNS,
+)
 from icenb.spec.schema import Schema
 from icenb.spec.sort_order import SortOrder
 from icenb.spec.types import ListType, MapType, PrimitiveType, StructType, VariantType
@@ -42,9 +47,9 @@ __all__ = [
     "parse_metrics_mode",
 ]
 
-DEFAULT_MODE_PROPERTY = "write.metadata.metrics.default"
-COLUMN_MODE_PREFIX = "write.metadata.metrics.column."
-MAX_INFERRED_COLUMNS_PROPERTY = "write.metadata.metrics.max-inferred-column-defaults"
+DEFAULT_MODE_PROPERTY = METRICS_DEFAULT
+COLUMN_MODE_PREFIX = METRICS_COLUMN_PREFIX
+MAX_INFERRED_COLUMNS_PROPERTY = METRICS_MAX_INFERRED_COLUMNS
 MAX_INFERRED_COLUMNS_DEFAULT = 100
 
 Kind = Literal["none", "counts", "truncate", "full"]

@@ -35,7 +35,6 @@ v3 (Java 1.10 already accepts its in-development v4).
 
 from __future__ import annotations
 
-import re
 import time
 import uuid as uuid_module
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -68,6 +67,16 @@ from icenb.spec.partition_spec import (
     _validate,
     partition_spec_from_json,
     partition_spec_to_json,
+)
+from icenb.spec.properties import (
+    COMMIT_MAX_RETRY_WAIT_MS,
+    COMMIT_MIN_RETRY_WAIT_MS,
+    COMMIT_NUM_RETRIES,
+    COMMIT_TOTAL_RETRY_TIME_MS,
+    METADATA_PREVIOUS_VERSIONS_MAX,
+    METRICS_COLUMN_PREFIX,
+    PARQUET_COMPRESSION,
+    int_property,
 )
 from icenb.spec.schema import MAX_FIELD_ID, Schema, schema_from_json, schema_to_json
 from icenb.spec.snapshot import (
@@ -165,18 +174,17 @@ RESERVED_PROPERTIES = frozenset({
     "default-partition-spec", "default-sort-order",
 })
 #: How many previous metadata files the metadata log keeps.
-PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
+PREVIOUS_VERSIONS_MAX = METADATA_PREVIOUS_VERSIONS_MAX
 PREVIOUS_VERSIONS_MAX_DEFAULT = 100
 #: Commit retry properties; a new table's values must be non-negative integers.
 COMMIT_PROPERTIES = frozenset({
-    "commit.retry.num-retries", "commit.retry.min-wait-ms", "commit.retry.max-wait-ms",
-    "commit.retry.total-timeout-ms",
+    COMMIT_NUM_RETRIES, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_MAX_RETRY_WAIT_MS,
+    COMMIT_TOTAL_RETRY_TIME_MS,
 })
-_METRICS_COLUMN_PREFIX = "write.metadata.metrics.column."
-_PARQUET_COMPRESSION = "write.parquet.compression-codec"
+_METRICS_COLUMN_PREFIX = METRICS_COLUMN_PREFIX
+_PARQUET_COMPRESSION = PARQUET_COMPRESSION
 _INITIAL_SORT_ORDER_ID = 1
 _LAST_ADDED = -1
-_INT_RE = re.compile(r"[+-]?\d+")
 
 
 def _now_ms() -> int:
@@ -278,15 +286,6 @@ def _check_location(location: Any) -> str:
     return _strip_trailing_slash(location)
 
 
-def _int_property(properties: Mapping[str, str], key: str, default: int) -> int:
-    raw = properties.get(key)
-    if raw is None:
-        return default
-    if not _INT_RE.fullmatch(raw.strip()):
-        raise ValidationError("table property must be an integer", field=key, value=raw)
-    return int(raw.strip())
-
-
 def _check_properties(properties: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for k, v in properties.items():
@@ -321,7 +320,7 @@ def new_table_metadata(
     props = _check_properties(properties or {})
     version_prop = props.get("format-version")
     if version_prop is not None:
-        prop_version = _int_property(props, "format-version", DEFAULT_FORMAT_VERSION)
+        prop_version = int_property(props, "format-version", DEFAULT_FORMAT_VERSION)
         if format_version is not None and format_version != prop_version:
             raise ValidationError(f"format_version {format_version} disagrees with the "
                                   "format-version property", field="format-version",
@@ -369,7 +368,7 @@ def _check_new_table_properties(props: Mapping[str, str], schema: Schema) -> Non
                 raise ValidationError("metrics config names a column that is not in the schema",
                                       field=key, value=column)
     for key in sorted(COMMIT_PROPERTIES & props.keys()):
-        if _int_property(props, key, 0) < 0:
+        if int_property(props, key, 0) < 0:
             raise ValidationError("commit property must be a non-negative integer", field=key,
                                   value=props[key])
 
@@ -1445,7 +1444,7 @@ class _Builder:
                                   field="table-uuid")
         metadata_log = list(base.metadata_log)
         if metadata_location is not None:
-            keep = max(1, _int_property(self.properties, PREVIOUS_VERSIONS_MAX,
+            keep = max(1, int_property(self.properties, PREVIOUS_VERSIONS_MAX,
                                         PREVIOUS_VERSIONS_MAX_DEFAULT))
             metadata_log.append(MetadataLogEntry(base.last_updated_ms, metadata_location))
             metadata_log = metadata_log[-keep:]

@@ -124,6 +124,7 @@ from icenb.spec._json_fields import (
     str_list,
     str_map,
 )
+from icenb.spec.properties import REPLACE_DROP_DIALECT_ALLOWED, VERSION_HISTORY_SIZE
 from icenb.spec.schema import Schema, schema_from_json, schema_to_json
 
 __all__ = [
@@ -150,11 +151,9 @@ __all__ = [
 #: The only view format version defined by the released spec.
 SUPPORTED_VIEW_FORMAT_VERSION = 1
 #: View property: number of versions to retain (spec: View Metadata, note 1).
-VERSION_HISTORY_SIZE = "version.history.num-entries"
 #: Default of ``version.history.num-entries`` in the reference implementation (not in the spec).
 VERSION_HISTORY_SIZE_DEFAULT = 10
 #: Reference-implementation view property: may a replace drop a SQL dialect (not in the spec).
-REPLACE_DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"
 REPLACE_DROP_DIALECT_ALLOWED_DEFAULT = False
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})

@@ -28,6 +28,7 @@ from icenb.errors import ValidationError
 from icenb.spec.evaluators import evaluate_arrow
 from icenb.spec.expressions import ALWAYS_TRUE, AlwaysTrue, Expression, bind
 from icenb.spec.manifest import DataFile
+from icenb.spec.properties import WRITE_DELETE_MODE, WRITE_UPDATE_MODE
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.merging_producer import (
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
 __all__ = ["CopyOnWritePlan", "delete_mode", "delete_rows", "dynamic_partition_overwrite",
            "overwrite_rows", "plan_copy_on_write", "update_mode"]
 
-WRITE_DELETE_MODE = "write.delete.mode"
-WRITE_UPDATE_MODE = "write.update.mode"
 COPY_ON_WRITE = "copy-on-write"
 MERGE_ON_READ = "merge-on-read"
 

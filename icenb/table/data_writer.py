@@ -51,6 +51,25 @@ from icenb.spec.arrow_types import primitive_arrow_type
 from icenb.spec.manifest import DataFile, FileContent, FileFormat
 from icenb.spec.metrics_config import MetricsConfig, MetricsMode
 from icenb.spec.partition_spec import PartitionSpec
+from icenb.spec.properties import (
+    DEFAULT_FILE_FORMAT,
+    FOLDER_STORAGE_PATH,
+    LOCATION_PROVIDER_IMPL,
+    OBJECT_STORAGE_ENABLED,
+    OBJECT_STORAGE_PARTITIONED_PATHS,
+    OBJECT_STORAGE_PATH,
+    PARQUET_COMPRESSION,
+    PARQUET_COMPRESSION_LEVEL,
+    PARQUET_DICT_SIZE_BYTES,
+    PARQUET_PAGE_ROW_LIMIT,
+    PARQUET_PAGE_SIZE_BYTES,
+    PARQUET_ROW_GROUP_SIZE_BYTES,
+    WRITE_DATA_PATH,
+    WRITE_TARGET_FILE_SIZE_BYTES,
+    bool_property,
+    int_property,
+    optional_int_property,
+)
 from icenb.spec.schema import Schema
 from icenb.spec.sort_order import UNSORTED, NullOrder, SortDirection, SortOrder
 from icenb.spec.types import (
@@ -503,10 +522,10 @@ def _data_location(table_location: str, properties: Mapping[str, str],
                    object_storage: bool) -> str:
     """``write.data.path`` or ``<table>/data``; the deprecated path properties the reference
     implementation would consult instead are refused, as it refuses them."""
-    if properties.get("write.data.path"):
-        return properties["write.data.path"]
-    deprecated = (("write.object-storage.path", "write.folder-storage.path") if object_storage
-                  else ("write.folder-storage.path",))
+    if properties.get(WRITE_DATA_PATH):
+        return properties[WRITE_DATA_PATH]
+    deprecated = ((OBJECT_STORAGE_PATH, FOLDER_STORAGE_PATH) if object_storage
+                  else (FOLDER_STORAGE_PATH,))
     for key in deprecated:
         if key in properties:
             raise ValidationError(f"property {key!r} is deprecated (Java 1.10 refuses it); use "
@@ -571,30 +590,20 @@ def _path_context(table_location: str) -> str:
     return f"{posixpath.basename(parent)}/{name}"
 
 
-def _bool_property(properties: Mapping[str, str], key: str, default: bool) -> bool:
-    raw = properties.get(key)
-    if raw is None:
-        return default
-    lowered = raw.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    raise ValidationError("must be true or false", field=key, value=raw)
-
-
 def location_provider(table_location: str, properties: Mapping[str, str]) -> LocationProvider:
     """The table's location provider, from ``write.object-storage.enabled``,
     ``write.object-storage.partitioned-paths`` and ``write.data.path`` (Java's defaults)."""
-    if properties.get("write.location-provider.impl"):
+    if properties.get(LOCATION_PROVIDER_IMPL):
         raise UnsupportedFeature("custom location providers cannot be used from Python",
-                                 field="write.location-provider.impl",
-                                 value=properties["write.location-provider.impl"])
+                                 field=LOCATION_PROVIDER_IMPL,
+                                 value=properties[LOCATION_PROVIDER_IMPL])
     location = _strip_slash(table_location)
-    if _bool_property(properties, "write.object-storage.enabled", False):
+    if bool_property(properties, OBJECT_STORAGE_ENABLED, False, strict=True):
         storage = _strip_slash(_data_location(location, properties, True))
         context = None if storage.startswith(location) else _path_context(location)
         return ObjectStoreLocationProvider(
             storage, context,
-            _bool_property(properties, "write.object-storage.partitioned-paths", True))
+            bool_property(properties, OBJECT_STORAGE_PARTITIONED_PATHS, True, strict=True))
     return DefaultLocationProvider(_strip_slash(_data_location(location, properties, False)))
 
 
@@ -863,20 +872,6 @@ class _MetricsAccumulator:
 # --------------------------------------------------------------------------- Parquet writing
 
 
-def _int_property(properties: Mapping[str, str], key: str, default: int | None,
-                  minimum: int = 1) -> int | None:
-    raw = properties.get(key)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        raise ValidationError("must be an integer", field=key, value=raw) from None
-    if value < minimum:
-        raise ValidationError(f"must be at least {minimum}", field=key, value=raw)
-    return value
-
-
 @dataclass(frozen=True)
 class ParquetWriteOptions:
     """Parquet writer settings from table properties (Java's names and defaults)."""
@@ -892,29 +887,29 @@ class ParquetWriteOptions:
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> ParquetWriteOptions:
         """Read ``write.parquet.*`` and ``write.target-file-size-bytes``; bad values raise."""
-        fmt = properties.get("write.format.default", "parquet").strip().lower()
+        fmt = properties.get(DEFAULT_FILE_FORMAT, "parquet").strip().lower()
         if fmt != "parquet":
             raise UnsupportedFeature("only Parquet data files can be written",
-                                     field="write.format.default", value=fmt)
-        codec_raw = properties.get("write.parquet.compression-codec", DEFAULT_COMPRESSION)
+                                     field=DEFAULT_FILE_FORMAT, value=fmt)
+        codec_raw = properties.get(PARQUET_COMPRESSION, DEFAULT_COMPRESSION)
         codec = _CODECS.get(codec_raw.strip().lower())
         if codec is None:
             raise UnsupportedFeature("unsupported Parquet compression codec",
-                                     field="write.parquet.compression-codec", value=codec_raw)
+                                     field=PARQUET_COMPRESSION, value=codec_raw)
         return cls(
             compression=codec,
-            compression_level=_int_property(properties, "write.parquet.compression-level",
-                                            None, minimum=-(2**31)),
-            target_file_size=_int_property(properties, "write.target-file-size-bytes",
-                                           DEFAULT_TARGET_FILE_SIZE) or DEFAULT_TARGET_FILE_SIZE,
-            row_group_size=_int_property(properties, "write.parquet.row-group-size-bytes",
-                                         DEFAULT_ROW_GROUP_SIZE) or DEFAULT_ROW_GROUP_SIZE,
-            page_size=_int_property(properties, "write.parquet.page-size-bytes",
-                                    DEFAULT_PAGE_SIZE) or DEFAULT_PAGE_SIZE,
-            page_row_limit=_int_property(properties, "write.parquet.page-row-limit",
-                                         DEFAULT_PAGE_ROW_LIMIT) or DEFAULT_PAGE_ROW_LIMIT,
-            dict_size=_int_property(properties, "write.parquet.dict-size-bytes",
-                                    DEFAULT_DICT_SIZE) or DEFAULT_DICT_SIZE,
+            compression_level=optional_int_property(properties, PARQUET_COMPRESSION_LEVEL,
+                                                    None, minimum=-(2**31)),
+            target_file_size=int_property(properties, WRITE_TARGET_FILE_SIZE_BYTES,
+                                          DEFAULT_TARGET_FILE_SIZE, minimum=1),
+            row_group_size=int_property(properties, PARQUET_ROW_GROUP_SIZE_BYTES,
+                                        DEFAULT_ROW_GROUP_SIZE, minimum=1),
+            page_size=int_property(properties, PARQUET_PAGE_SIZE_BYTES, DEFAULT_PAGE_SIZE,
+                                   minimum=1),
+            page_row_limit=int_property(properties, PARQUET_PAGE_ROW_LIMIT,
+                                        DEFAULT_PAGE_ROW_LIMIT, minimum=1),
+            dict_size=int_property(properties, PARQUET_DICT_SIZE_BYTES, DEFAULT_DICT_SIZE,
+                                   minimum=1),
         )
 
 

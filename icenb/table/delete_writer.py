@@ -42,6 +42,14 @@ from icenb.spec.manifest import DataFile, FileContent, FileFormat
 from icenb.spec.metadata_columns import DELETE_FILE_PATH, DELETE_FILE_POS
 from icenb.spec.metrics_config import MetricsConfig, parse_metrics_mode
 from icenb.spec.partition_spec import PartitionSpec
+from icenb.spec.properties import (
+    DEFAULT_FILE_FORMAT,
+    DELETE_FORMAT_DEFAULT,
+    DELETE_PARQUET_PREFIX,
+    DELETE_TARGET_FILE_SIZE_BYTES,
+    PARQUET_PREFIX,
+    WRITE_TARGET_FILE_SIZE_BYTES,
+)
 from icenb.spec.schema import Schema
 from icenb.spec.sort_order import UNSORTED
 from icenb.spec.types import DoubleType, FloatType, NestedField, PrimitiveType
@@ -68,9 +76,9 @@ __all__ = [
 
 #: Java's ``write.delete.target-file-size-bytes`` default.
 DELETE_TARGET_FILE_SIZE = 64 * 1024 * 1024
-_DELETE_TARGET_PROPERTY = "write.delete.target-file-size-bytes"
-_DELETE_FORMAT_PROPERTY = "write.delete.format.default"
-_DELETE_PARQUET_PREFIX = "write.delete.parquet."
+_DELETE_TARGET_PROPERTY = DELETE_TARGET_FILE_SIZE_BYTES
+_DELETE_FORMAT_PROPERTY = DELETE_FORMAT_DEFAULT
+_DELETE_PARQUET_PREFIX = DELETE_PARQUET_PREFIX
 _SUFFIX = "deletes"
 
 #: The schema of a position delete file (spec: "Position Delete Files"), both columns required.
@@ -97,11 +105,11 @@ def _delete_properties(properties: Mapping[str, str]) -> dict[str, str]:
     out = dict(properties)
     fmt = properties.get(_DELETE_FORMAT_PROPERTY)
     if fmt is not None:
-        out["write.format.default"] = fmt
+        out[DEFAULT_FILE_FORMAT] = fmt
     for key, value in properties.items():
         if key.startswith(_DELETE_PARQUET_PREFIX):
-            out["write.parquet." + key[len(_DELETE_PARQUET_PREFIX):]] = value
-    out["write.target-file-size-bytes"] = properties.get(_DELETE_TARGET_PROPERTY,
+            out[PARQUET_PREFIX + key[len(_DELETE_PARQUET_PREFIX):]] = value
+    out[WRITE_TARGET_FILE_SIZE_BYTES] = properties.get(_DELETE_TARGET_PROPERTY,
                                                          str(DELETE_TARGET_FILE_SIZE))
     return out
 

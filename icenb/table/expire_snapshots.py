@@ -41,10 +41,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from icenb.catalog.base import GC_ENABLED, bool_property, int_property
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.snapshot_files import CONTENT_KINDS, FILE_KINDS, V4_FILE_KINDS, SnapshotFiles
+from icenb.spec.properties import (
+    GC_ENABLED,
+    MAX_REF_AGE_MS,
+    MAX_SNAPSHOT_AGE_MS,
+    MIN_SNAPSHOTS_TO_KEEP,
+    bool_property,
+    int_property,
+)
 from icenb.spec.snapshot import MAIN_BRANCH, SnapshotRef
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.table_updates import (
@@ -72,9 +79,6 @@ __all__ = [
     "plan_retention",
 ]
 
-MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
-MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
-MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
 _DEFAULT_MIN_SNAPSHOTS = 1
 _DEFAULT_MAX_SNAPSHOT_AGE_MS = 5 * 24 * 60 * 60 * 1000  # 5 days
 _FOREVER = 2**63 - 1

@@ -51,6 +51,13 @@ from icenb.spec.manifest import (
 from icenb.spec.metrics_evaluator import FileMetrics, inclusive_match, strict_match
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.projection import project_inclusive_bound, project_strict_bound
+from icenb.spec.properties import (
+    MANIFEST_MERGE_ENABLED,
+    MANIFEST_MIN_MERGE_COUNT,
+    MANIFEST_TARGET_SIZE_BYTES,
+    bool_property,
+    int_property,
+)
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
@@ -58,7 +65,6 @@ from icenb.table.scan_planning import _content_files
 from icenb.table.snapshot_producer import (
     SnapshotProducer,
     _add_totals,
-    _int_property,
 )
 
 __all__ = [
@@ -74,9 +80,6 @@ __all__ = [
 ]
 
 # Table properties (names and defaults of Java's TableProperties).
-MANIFEST_MERGE_ENABLED = "commit.manifest-merge.enabled"
-MANIFEST_MIN_MERGE_COUNT = "commit.manifest.min-count-to-merge"
-MANIFEST_TARGET_SIZE_BYTES = "commit.manifest.target-size-bytes"
 _DEFAULT_MIN_MERGE_COUNT = 100
 _DEFAULT_TARGET_SIZE = 8 * 1024 * 1024
 
@@ -127,10 +130,7 @@ def isolation_level(properties: Mapping[str, str], operation: str) -> str:
 
 def merge_enabled(properties: Mapping[str, str]) -> bool:
     """``commit.manifest-merge.enabled`` (default true)."""
-    raw = str(properties.get(MANIFEST_MERGE_ENABLED, "true")).strip().lower()
-    if raw not in ("true", "false"):
-        raise ValidationError("must be true or false", field=MANIFEST_MERGE_ENABLED, value=raw)
-    return raw == "true"
+    return bool_property(properties, MANIFEST_MERGE_ENABLED, True, strict=True)
 
 
 def _as_expression(expr: str | Expression, field: str) -> Expression:
@@ -700,8 +700,10 @@ class MergingSnapshotProducer(SnapshotProducer):
         props = base.properties
         if not manifests or not merge_enabled(props):
             return manifests
-        min_count = _int_property(props, MANIFEST_MIN_MERGE_COUNT, _DEFAULT_MIN_MERGE_COUNT)
-        target = _int_property(props, MANIFEST_TARGET_SIZE_BYTES, _DEFAULT_TARGET_SIZE)
+        min_count = int_property(props, MANIFEST_MIN_MERGE_COUNT, _DEFAULT_MIN_MERGE_COUNT,
+                                 minimum=0)
+        target = int_property(props, MANIFEST_TARGET_SIZE_BYTES, _DEFAULT_TARGET_SIZE,
+                              minimum=0)
         first = manifests[0]
         groups: dict[int, list[ManifestFile]] = {}
         for m in manifests:

@@ -57,6 +57,7 @@ from icenb.io.file_io import FileIO, join_location
 from icenb.io.manifest_reader import ManifestCache, read_manifest_entries, read_manifest_list
 from icenb.spec.manifest import EntryStatus, FileContent
 from icenb.spec.partition_spec import unified_partition_type
+from icenb.spec.properties import PARQUET_COMPRESSION
 from icenb.spec.schema import Schema, schema_to_json
 from icenb.spec.snapshot import PartitionStatisticsFile
 from icenb.spec.table_metadata import TableMetadata
@@ -369,7 +370,7 @@ def stats_file_location(metadata: TableMetadata, snapshot_id: int) -> str:
 
 
 def _codec(metadata: TableMetadata) -> str:
-    raw = metadata.properties.get("write.parquet.compression-codec", "zstd").strip().lower()
+    raw = metadata.properties.get(PARQUET_COMPRESSION, "zstd").strip().lower()
     codecs = {"zstd": "zstd", "gzip": "gzip", "snappy": "snappy", "lz4": "lz4",
               "uncompressed": "none", "none": "none", "brotli": "brotli"}
     return codecs.get(raw, "zstd")

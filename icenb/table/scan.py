@@ -26,6 +26,7 @@ from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysTrue, Expression, and_, bind
 from icenb.spec.metadata_columns import PARTITION_FIELD_ID, metadata_column, partition_column
 from icenb.spec.partition_spec import unified_partition_type
+from icenb.spec.properties import NAME_MAPPING
 from icenb.spec.schema import Schema
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import NestedField
@@ -36,7 +37,7 @@ from icenb.table.task_reader import NameMapping, read_plan
 __all__ = ["NAME_MAPPING_PROPERTY", "Scan"]
 
 #: Table property holding the default name mapping (spec: "Column Projection").
-NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
+NAME_MAPPING_PROPERTY = NAME_MAPPING
 
 _REPR_LIMIT = 200
 

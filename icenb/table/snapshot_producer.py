@@ -55,6 +55,14 @@ from icenb.spec.manifest import (
     ManifestFile,
 )
 from icenb.spec.partition_spec import PartitionSpec
+from icenb.spec.properties import (
+    COMMIT_MAX_RETRY_WAIT_MS,
+    COMMIT_MIN_RETRY_WAIT_MS,
+    COMMIT_NUM_RETRIES,
+    COMMIT_TOTAL_RETRY_TIME_MS,
+    WRITE_METADATA_PATH,
+    int_property,
+)
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot, SnapshotRefType, Summary
 from icenb.spec.table_metadata import TableMetadata
@@ -90,11 +98,7 @@ __all__ = [
 ]
 
 # Table properties of the commit loop (names and defaults of Java's TableProperties).
-COMMIT_NUM_RETRIES = "commit.retry.num-retries"
-COMMIT_MIN_RETRY_WAIT_MS = "commit.retry.min-wait-ms"
-COMMIT_MAX_RETRY_WAIT_MS = "commit.retry.max-wait-ms"
-COMMIT_TOTAL_RETRY_TIME_MS = "commit.retry.total-timeout-ms"
-_WRITE_METADATA_PATH = "write.metadata.path"
+_WRITE_METADATA_PATH = WRITE_METADATA_PATH
 
 # Summary keys (Java's SnapshotSummary), in the order Java writes them for an append.
 ADDED_FILES = "added-data-files"
@@ -123,18 +127,6 @@ def new_snapshot_id(taken: Iterable[int] = ()) -> int:
             return sid
 
 
-def _int_property(properties: Mapping[str, str], key: str, default: int) -> int:
-    raw = properties.get(key)
-    if raw is None:
-        return default
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        raise ValidationError("table property must be an integer", field=key,
-                              value=raw) from None
-    if value < 0:
-        raise ValidationError("table property must not be negative", field=key, value=raw)
-    return value
 
 
 @dataclass(frozen=True)
@@ -150,10 +142,11 @@ class RetryPolicy:
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> RetryPolicy:
         """The policy of a table's ``commit.retry.*`` properties."""
-        return cls(_int_property(properties, COMMIT_NUM_RETRIES, cls.num_retries),
-                   _int_property(properties, COMMIT_MIN_RETRY_WAIT_MS, cls.min_wait_ms),
-                   _int_property(properties, COMMIT_MAX_RETRY_WAIT_MS, cls.max_wait_ms),
-                   _int_property(properties, COMMIT_TOTAL_RETRY_TIME_MS, cls.total_timeout_ms))
+        return cls(int_property(properties, COMMIT_NUM_RETRIES, cls.num_retries, minimum=0),
+                   int_property(properties, COMMIT_MIN_RETRY_WAIT_MS, cls.min_wait_ms, minimum=0),
+                   int_property(properties, COMMIT_MAX_RETRY_WAIT_MS, cls.max_wait_ms, minimum=0),
+                   int_property(properties, COMMIT_TOTAL_RETRY_TIME_MS, cls.total_timeout_ms,
+                                minimum=0))
 
     def wait_ms(self, retry: int) -> float:
         """Milliseconds to wait before retry number ``retry`` (1 for the first retry)."""

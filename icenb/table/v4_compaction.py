@@ -30,9 +30,15 @@ from icenb.spec.content_entry import (
     manifest_kind_for,
 )
 from icenb.spec.manifest import EntryStatus
+from icenb.spec.properties import (
+    V4_COMPACTION_ENABLED,
+    V4_COMPACTION_MIN_COUNT,
+    V4_COMPACTION_TARGET_SIZE_BYTES,
+    bool_property,
+    int_property,
+)
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.merging_producer import pack_end
-from icenb.table.snapshot_producer import _int_property
 
 __all__ = [
     "COMPACTION_ENABLED",
@@ -48,14 +54,14 @@ __all__ = [
 
 #: Table property: whether v4 commits compact the root's children (default true, as v3's
 #: ``commit.manifest-merge.enabled``).
-COMPACTION_ENABLED = "write.v4.compaction.enabled"
+COMPACTION_ENABLED = V4_COMPACTION_ENABLED
 #: Table property: a (kind, partition spec) group of root children is compacted once it has
 #: at least this many children: root files and leaf manifests (v3's
 #: ``commit.manifest.min-count-to-merge``, default 100).
-COMPACTION_MIN_COUNT = "write.v4.compaction.min-count-to-merge"
+COMPACTION_MIN_COUNT = V4_COMPACTION_MIN_COUNT
 #: Table property: the size a compacted leaf aims at (v3's
 #: ``commit.manifest.target-size-bytes``, default 8 MiB).
-COMPACTION_TARGET_SIZE_BYTES = "write.v4.compaction.target-size-bytes"
+COMPACTION_TARGET_SIZE_BYTES = V4_COMPACTION_TARGET_SIZE_BYTES
 DEFAULT_MIN_COUNT = 100
 DEFAULT_TARGET_SIZE_BYTES = 8 * 1024 * 1024
 #: Bytes a root-level file is counted as when packing (roughly one entry with metrics).
@@ -70,10 +76,7 @@ _FILE_KIND = {
 
 def compaction_enabled(properties: Mapping[str, str]) -> bool:
     """``write.v4.compaction.enabled`` (default true)."""
-    raw = str(properties.get(COMPACTION_ENABLED, "true")).strip().lower()
-    if raw not in ("true", "false"):
-        raise ValidationError("must be true or false", field=COMPACTION_ENABLED, value=raw)
-    return raw == "true"
+    return bool_property(properties, COMPACTION_ENABLED, True, strict=True)
 
 
 @dataclass(frozen=True)
@@ -110,8 +113,9 @@ def compact_root_entries(io: FileIO, metadata: TableMetadata, entries: Sequence[
     props = metadata.properties
     if not compaction_enabled(props):
         return Compaction(tuple(entries))
-    min_count = _int_property(props, COMPACTION_MIN_COUNT, DEFAULT_MIN_COUNT)
-    target = _int_property(props, COMPACTION_TARGET_SIZE_BYTES, DEFAULT_TARGET_SIZE_BYTES)
+    min_count = int_property(props, COMPACTION_MIN_COUNT, DEFAULT_MIN_COUNT, minimum=0)
+    target = int_property(props, COMPACTION_TARGET_SIZE_BYTES, DEFAULT_TARGET_SIZE_BYTES,
+                          minimum=0)
     live_dvs: dict[str, ContentEntry] = {}
     frozen: set[str] = set()
     for e in entries:

@@ -34,11 +34,11 @@ from icenb.spec.content_entry import (
     VersionInfo,
 )
 from icenb.spec.manifest import DataFile, EntryStatus, FileContent
+from icenb.spec.properties import V4_ROOT_ENTRY_LIMIT, int_property
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.snapshot_producer import (
     FastAppend,
-    _int_property,
     _Tree,
     metadata_dir,
 )
@@ -52,7 +52,7 @@ __all__ = [
 
 #: Table property: the most new files one commit adds as root entries; more go into one new
 #: leaf manifest per partition spec (docs/v4-layout.md §11). 0: always a leaf.
-ROOT_ENTRY_LIMIT = "write.v4.root-entry-limit"
+ROOT_ENTRY_LIMIT = V4_ROOT_ENTRY_LIMIT
 #: Default of :data:`ROOT_ENTRY_LIMIT`: the proposal's append examples put one new file in the
 #: root and three new files in a leaf.
 DEFAULT_ROOT_ENTRY_LIMIT = 2
@@ -125,7 +125,8 @@ class V4Append(FastAppend):
         if self._added is not None:
             return self._added
         entries = [content_entry_of(f, base) for f in self._files]
-        limit = _int_property(base.properties, ROOT_ENTRY_LIMIT, DEFAULT_ROOT_ENTRY_LIMIT)
+        limit = int_property(base.properties, ROOT_ENTRY_LIMIT, DEFAULT_ROOT_ENTRY_LIMIT,
+                             minimum=0)
         if len(entries) <= limit:
             self._added = entries
             return entries

@@ -32,13 +32,13 @@ from icenb.io.content_manifest import read_root_manifest, write_leaf_manifest
 from icenb.io.file_io import FileIO
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import DataFile, FileContent
+from icenb.spec.properties import int_property
 from icenb.spec.snapshot import Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.merging_producer import _Counts
 from icenb.table.snapshot_producer import (
     CHANGED_PARTITION_COUNT,
     _add_totals,
-    _int_property,
     commit_snapshot,
 )
 from icenb.table.v4_producer import DEFAULT_ROOT_ENTRY_LIMIT, ROOT_ENTRY_LIMIT, content_entry_of
@@ -132,7 +132,8 @@ class V4RowDelta(V4Overwrite):
             return self._added
         entries = [content_entry_of(f, base)
                    for f in [*self._dvs, *self._eq_deletes, *self._files]]
-        limit = _int_property(base.properties, ROOT_ENTRY_LIMIT, DEFAULT_ROOT_ENTRY_LIMIT)
+        limit = int_property(base.properties, ROOT_ENTRY_LIMIT, DEFAULT_ROOT_ENTRY_LIMIT,
+                             minimum=0)
         if len(entries) <= limit:
             self._added = entries
             return entries

@@ -1,0 +1,192 @@
+"""Every table and view property icenb reads, declared once, with its default, and one set of
+typed readers (spec: "Table Metadata Fields" ``properties``; the keys and defaults are Iceberg
+Java 1.10's ``TableProperties`` / ``ViewProperties``).
+
+Readers follow Java's ``PropertyUtil``: a missing key gives the default; a boolean is ``true``
+when the value is ``true`` ignoring case and ``false`` otherwise (``Boolean.parseBoolean``: so
+``gc.enabled=abc`` reads as false, as in Java); an integer must parse as one (optional sign, then
+digits, as ``Integer.parseInt``) or the read raises ``ValidationError`` naming the key and value.
+Where icenb is stricter than Java it says so at the reader's ``minimum``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from icenb.errors import ValidationError
+
+__all__ = [
+    "AVRO_COMPRESSION",
+    "AVRO_COMPRESSION_LEVEL",
+    "COMMIT_MAX_RETRY_WAIT_MS",
+    "COMMIT_MIN_RETRY_WAIT_MS",
+    "COMMIT_NUM_RETRIES",
+    "COMMIT_TOTAL_RETRY_TIME_MS",
+    "DEFAULT_FILE_FORMAT",
+    "DELETE_FORMAT_DEFAULT",
+    "DELETE_PARQUET_PREFIX",
+    "DELETE_TARGET_FILE_SIZE_BYTES",
+    "FOLDER_STORAGE_PATH",
+    "FORMAT_VERSION",
+    "GC_ENABLED",
+    "LOCATION_PROVIDER_IMPL",
+    "MANIFEST_MERGE_ENABLED",
+    "MANIFEST_MIN_MERGE_COUNT",
+    "MANIFEST_TARGET_SIZE_BYTES",
+    "MAX_REF_AGE_MS",
+    "MAX_SNAPSHOT_AGE_MS",
+    "METADATA_COMPRESSION",
+    "METADATA_DELETE_AFTER_COMMIT",
+    "METADATA_PREVIOUS_VERSIONS_MAX",
+    "METRICS_COLUMN_PREFIX",
+    "METRICS_DEFAULT",
+    "METRICS_MAX_INFERRED_COLUMNS",
+    "MIN_SNAPSHOTS_TO_KEEP",
+    "NAME_MAPPING",
+    "OBJECT_STORAGE_ENABLED",
+    "OBJECT_STORAGE_PARTITIONED_PATHS",
+    "OBJECT_STORAGE_PATH",
+    "PARQUET_COMPRESSION",
+    "PARQUET_COMPRESSION_LEVEL",
+    "PARQUET_DICT_SIZE_BYTES",
+    "PARQUET_PAGE_ROW_LIMIT",
+    "PARQUET_PAGE_SIZE_BYTES",
+    "PARQUET_ROW_GROUP_SIZE_BYTES",
+    "READ_SPLIT_OPEN_FILE_COST",
+    "READ_SPLIT_TARGET_SIZE",
+    "REPLACE_DROP_DIALECT_ALLOWED",
+    "V4_COMPACTION_ENABLED",
+    "V4_COMPACTION_MIN_COUNT",
+    "V4_COMPACTION_TARGET_SIZE_BYTES",
+    "V4_MANIFEST_DV_STORAGE",
+    "V4_ROOT_ENTRY_LIMIT",
+    "VERSION_HISTORY_SIZE",
+    "WRITE_DATA_PATH",
+    "WRITE_DELETE_MODE",
+    "WRITE_METADATA_PATH",
+    "WRITE_TARGET_FILE_SIZE_BYTES",
+    "WRITE_UPDATE_MODE",
+    "bool_property",
+    "int_property",
+    "optional_int_property",
+]
+
+# --------------------------------------------------------------------------- table: format
+#: Reserved: the format version a table is created with (not stored as a property).
+FORMAT_VERSION = "format-version"
+#: A JSON name mapping for files written without field ids (spec: "Column Projection").
+NAME_MAPPING = "schema.name-mapping.default"
+
+# --------------------------------------------------------------------------- table: commits
+COMMIT_NUM_RETRIES = "commit.retry.num-retries"                  # default 4
+COMMIT_MIN_RETRY_WAIT_MS = "commit.retry.min-wait-ms"            # default 100
+COMMIT_MAX_RETRY_WAIT_MS = "commit.retry.max-wait-ms"            # default 60,000
+COMMIT_TOTAL_RETRY_TIME_MS = "commit.retry.total-timeout-ms"     # default 1,800,000
+MANIFEST_MERGE_ENABLED = "commit.manifest-merge.enabled"         # default true
+MANIFEST_MIN_MERGE_COUNT = "commit.manifest.min-count-to-merge"  # default 100
+MANIFEST_TARGET_SIZE_BYTES = "commit.manifest.target-size-bytes"  # default 8 MiB
+
+# --------------------------------------------------------------------------- table: metadata
+METADATA_COMPRESSION = "write.metadata.compression-codec"        # none | gzip
+METADATA_PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"  # default 100
+METADATA_DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"  # default false
+WRITE_METADATA_PATH = "write.metadata.path"
+METRICS_DEFAULT = "write.metadata.metrics.default"               # default truncate(16)
+METRICS_COLUMN_PREFIX = "write.metadata.metrics.column."
+METRICS_MAX_INFERRED_COLUMNS = "write.metadata.metrics.max-inferred-column-defaults"
+AVRO_COMPRESSION = "write.avro.compression-codec"                # manifests: default gzip
+AVRO_COMPRESSION_LEVEL = "write.avro.compression-level"
+
+# --------------------------------------------------------------------------- table: data files
+DEFAULT_FILE_FORMAT = "write.format.default"                     # default parquet
+WRITE_TARGET_FILE_SIZE_BYTES = "write.target-file-size-bytes"    # default 512 MiB
+WRITE_DATA_PATH = "write.data.path"
+OBJECT_STORAGE_ENABLED = "write.object-storage.enabled"          # default false
+OBJECT_STORAGE_PARTITIONED_PATHS = "write.object-storage.partitioned-paths"  # default true
+OBJECT_STORAGE_PATH = "write.object-storage.path"                # deprecated (refused)
+FOLDER_STORAGE_PATH = "write.folder-storage.path"                # deprecated (refused)
+LOCATION_PROVIDER_IMPL = "write.location-provider.impl"
+PARQUET_PREFIX = "write.parquet."                               # Parquet writer settings
+PARQUET_COMPRESSION = "write.parquet.compression-codec"          # default zstd
+PARQUET_COMPRESSION_LEVEL = "write.parquet.compression-level"
+PARQUET_ROW_GROUP_SIZE_BYTES = "write.parquet.row-group-size-bytes"  # default 128 MiB
+PARQUET_PAGE_SIZE_BYTES = "write.parquet.page-size-bytes"        # default 1 MiB
+PARQUET_PAGE_ROW_LIMIT = "write.parquet.page-row-limit"          # default 20,000
+PARQUET_DICT_SIZE_BYTES = "write.parquet.dict-size-bytes"        # default 2 MiB
+
+# --------------------------------------------------------------------------- table: row-level
+WRITE_DELETE_MODE = "write.delete.mode"                          # copy-on-write | merge-on-read
+WRITE_UPDATE_MODE = "write.update.mode"
+DELETE_TARGET_FILE_SIZE_BYTES = "write.delete.target-file-size-bytes"
+DELETE_FORMAT_DEFAULT = "write.delete.format.default"
+DELETE_PARQUET_PREFIX = "write.delete.parquet."
+
+# --------------------------------------------------------------------------- table: reads
+READ_SPLIT_TARGET_SIZE = "read.split.target-size"                # default 128 MiB
+READ_SPLIT_OPEN_FILE_COST = "read.split.open-file-cost"          # default 4 MiB
+
+# --------------------------------------------------------------------------- table: maintenance
+GC_ENABLED = "gc.enabled"                                        # default true
+MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"   # default 1
+MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"       # default 5 days
+MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"                 # default forever
+
+# ------------------------------------------------------------------ table: v4 (EXPERIMENTAL)
+V4_ROOT_ENTRY_LIMIT = "write.v4.root-entry-limit"                # default 2
+V4_MANIFEST_DV_STORAGE = "write.v4.manifest-dv.storage"          # inline | puffin
+V4_COMPACTION_ENABLED = "write.v4.compaction.enabled"            # default true
+V4_COMPACTION_MIN_COUNT = "write.v4.compaction.min-count-to-merge"  # default 100
+V4_COMPACTION_TARGET_SIZE_BYTES = "write.v4.compaction.target-size-bytes"  # default 8 MiB
+
+# --------------------------------------------------------------------------- views
+VERSION_HISTORY_SIZE = "version.history.num-entries"             # default 10
+REPLACE_DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"    # default false
+
+_INT = re.compile(r"[+-]?\d+")
+
+
+def bool_property(properties: Mapping[str, str], key: str, default: bool, *,
+                  strict: bool = False) -> bool:
+    """A boolean property as Java's ``PropertyUtil.propertyAsBoolean``: ``true`` ignoring case
+    (and surrounding blanks) is true, any other value false, a missing key the default.
+
+    ``strict=True`` (icenb's choice for switches that change what a write produces:
+    ``write.object-storage.*``, ``commit.manifest-merge.enabled``, ``write.v4.compaction.*``)
+    refuses anything but ``true`` / ``false`` with a ``ValidationError`` naming the key and
+    value, rather than silently reading a typo as false. The lenient reading stays where false
+    is the safe side (``gc.enabled``, ``write.metadata.delete-after-commit.enabled``).
+    """
+    value = properties.get(key)
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    if strict and text not in ("true", "false"):
+        raise ValidationError("table property must be true or false", field=key, value=value)
+    return text == "true"
+
+
+def optional_int_property(properties: Mapping[str, str], key: str, default: int | None, *,
+                          minimum: int | None = None) -> int | None:
+    """An integer property (``Integer.parseInt``'s syntax) or ``default`` when missing;
+    ``ValidationError`` naming the key and value when it is not an integer or is below
+    ``minimum`` (icenb's check where Java would fail later, or silently misbehave)."""
+    raw = properties.get(key)
+    if raw is None:
+        return default
+    text = str(raw).strip()
+    if not _INT.fullmatch(text):
+        raise ValidationError("table property must be an integer", field=key, value=raw)
+    value = int(text)
+    if minimum is not None and value < minimum:
+        raise ValidationError(f"table property must be at least {minimum}", field=key,
+                              value=raw)
+    return value
+
+
+def int_property(properties: Mapping[str, str], key: str, default: int, *,
+                 minimum: int | None = None) -> int:
+    """:func:`optional_int_property` with a default that is an int."""
+    value = optional_int_property(properties, key, default, minimum=minimum)
+    assert value is not None
+    return value
