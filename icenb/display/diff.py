@@ -13,7 +13,7 @@ from icenb.display import text as tx
 from icenb.display.graph import Graph
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
-from icenb.table.diff import (
+from icenb.table.explore.diff import (
     DELETION_VECTOR,
     EQUALITY_DELETE,
     DeleteApplication,

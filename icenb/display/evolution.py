@@ -17,7 +17,7 @@ from icenb.display import text as tx
 from icenb.display.graph import Graph
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
-from icenb.table.evolution_history import (
+from icenb.table.explore.evolution_history import (
     DROPPED,
     FieldChange,
     FieldVersion,

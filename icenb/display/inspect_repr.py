@@ -1,6 +1,7 @@
 """Metadata tables: the ``t.inspect`` menu and its results, drawn as bounded HTML tables.
 
-Inspect results stay ``pyarrow.Table`` objects; :mod:`icenb.table.inspect` tags them with the
+Inspect results stay ``pyarrow.Table`` objects; :mod:`icenb.table.explore.inspect` tags them with
+the
 schema metadata key ``icenb.inspect``. An IPython HTML formatter for ``pyarrow.Table`` draws
 only tagged tables (head and tail rows, folded columns, compact nested values) and returns
 None for every other Arrow table, which keeps its default display.
@@ -21,7 +22,7 @@ from icenb.display import html as h
 from icenb.display import text as tx
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
-from icenb.table.inspect import INSPECT_TAG, InspectTables
+from icenb.table.explore.inspect import INSPECT_TAG, InspectTables
 
 __all__ = ["METADATA_TABLES", "arrow_table_html", "arrow_table_rendered", "inspect_name",
            "register_ipython_formatters"]

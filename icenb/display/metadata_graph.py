@@ -1,6 +1,7 @@
-"""Draw a :class:`~icenb.table.metadata_graph.MetadataGraph` (several snapshots' metadata, each
+"""Draw a :class:`~icenb.table.explore.metadata_graph.MetadataGraph` (several snapshots' metadata,
+each
 shared manifest or file once, ADDED/EXISTING/DELETED on the edges, as in the figures of the v4
-single-file-commits proposal) and a :class:`~icenb.table.metadata_graph.LayoutComparison`
+single-file-commits proposal) and a :class:`~icenb.table.explore.metadata_graph.LayoutComparison`
 ("root vs manifest list"). Only what the objects hold is drawn; nothing is read here.
 
 The comparison is two graphs side by side (``html.columns``), not one DOT with two clusters:
@@ -33,7 +34,7 @@ from icenb.display.fmt import (
 from icenb.display.graph import Graph
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
-from icenb.table.metadata_graph import (
+from icenb.table.explore.metadata_graph import (
     ContentType,
     DVEdge,
     EntryEdge,
@@ -605,7 +606,8 @@ def metadata_graph_figure(g: MetadataGraph) -> Graph:
 
 
 def v4_layout_figure(layout: V4Layout) -> Graph:
-    """A drawn v4 layout (:func:`~icenb.table.metadata_graph.v4_layout`) as a :class:`Graph`,
+    """A drawn v4 layout (:func:`~icenb.table.explore.metadata_graph.v4_layout`) as a
+    :class:`Graph`,
     drawn by the same code as a real v4 table's metadata graph."""
     g = layout.graph
     view, ids = _View(g), _Ids(g)

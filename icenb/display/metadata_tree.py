@@ -1,4 +1,5 @@
-"""Draw a :class:`~icenb.table.metadata_tree.MetadataTree`: one snapshot as table metadata ->
+"""Draw a :class:`~icenb.table.explore.metadata_tree.MetadataTree`: one snapshot as table metadata
+->
 manifest list -> manifests -> files, top-down, with dashed "applies to" edges from delete files
 to the data files they apply to (spec: "Scan Planning"). Only what the tree holds is drawn.
 
@@ -30,7 +31,7 @@ from icenb.display.manifest_repr import content_word, partition_text, status_bad
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
 from icenb.spec.manifest import EntryStatus, ManifestContent
-from icenb.table.metadata_tree import (
+from icenb.table.explore.metadata_tree import (
     HiddenManifests,
     MetadataTree,
     TreeEntry,

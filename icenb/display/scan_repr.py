@@ -1,7 +1,7 @@
 """Scans, scan plans and file scan tasks (spec: "Scan Planning", Appendix C "File Scan Task").
 
 A :class:`~icenb.table.scan.Scan` is shown without planning it; a
-:class:`~icenb.table.scan_planning.ScanPlan` shows its counts and a folded list of tasks whose
+:class:`~icenb.table.scan.planning.ScanPlan` shows its counts and a folded list of tasks whose
 Python objects are built only for the shown rows (``ScanPlan.take``).
 """
 
@@ -24,7 +24,7 @@ from icenb.spec.manifest import DataFile, FileContent, FileFormat, FileScanTask
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.table.scan import Scan
-from icenb.table.scan_planning import ScanPlan
+from icenb.table.scan.planning import ScanPlan
 
 __all__ = ["delete_kind", "partition_text", "residual_text"]
 

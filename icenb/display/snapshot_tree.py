@@ -23,7 +23,7 @@ from icenb.display.graph import Graph, GraphNode
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotRef
-from icenb.table.history import Snapshots
+from icenb.table.explore.history import Snapshots
 
 __all__ = ["TreeLayout", "layout", "snapshot_tree", "summary_counts"]
 

@@ -23,8 +23,8 @@ from icenb.options import get_options
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotRef
 from icenb.spec.table_metadata import LazySequence, TableMetadata
-from icenb.table.expire_snapshots import FILE_KINDS, ExpireSnapshotsResult
-from icenb.table.manage_snapshots import ManageSnapshots
+from icenb.table.commit.expire_snapshots import FILE_KINDS, ExpireSnapshotsResult
+from icenb.table.commit.manage_snapshots import ManageSnapshots
 from icenb.table.table import Table
 from icenb.table.warehouse import Warehouse
 

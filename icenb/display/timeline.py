@@ -20,7 +20,7 @@ from icenb.display.dot import PALETTE, Dot
 from icenb.display.graph import Graph, GraphNode
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
-from icenb.table.history import MetadataLog, SnapshotLog, Snapshots, ViewVersionLog
+from icenb.table.explore.history import MetadataLog, SnapshotLog, Snapshots, ViewVersionLog
 
 __all__ = ["metadata_log_timeline", "snapshot_log_timeline", "snapshot_strip",
            "view_version_timeline"]

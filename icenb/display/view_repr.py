@@ -27,8 +27,8 @@ from icenb.spec.view_metadata import (
     ViewMetadata,
     ViewVersion,
 )
+from icenb.table.explore.view_diff import DialectChange, ViewVersionDiff
 from icenb.table.view import View
-from icenb.table.view_diff import DialectChange, ViewVersionDiff
 
 __all__ = ["SQL_LIMIT", "sql_fragment", "view_metadata_repr", "view_version_repr"]
 

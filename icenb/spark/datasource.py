@@ -71,9 +71,9 @@ from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.scan import Scan
-from icenb.table.scan_planning import ScanPlan
+from icenb.table.scan.planning import ScanPlan
+from icenb.table.scan.read import NameMapping, read_task
 from icenb.table.table import open_table
-from icenb.table.task_reader import NameMapping, read_task
 
 __all__ = ["DATA_SOURCE_NAME", "IcenbDataSource", "IcenbReader", "ScanPartition",
            "read_options", "scan_partitions"]

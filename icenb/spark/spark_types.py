@@ -47,6 +47,7 @@ import pyarrow.compute as pc
 from pyspark.sql import types as st
 
 from icenb.errors import UnsupportedFeature
+from icenb.spec.arrow_schema import to_arrow_type
 from icenb.spec.schema import Schema
 from icenb.spec.types import (
     BinaryType,
@@ -75,7 +76,6 @@ from icenb.spec.types import (
     UUIDType,
     VariantType,
 )
-from icenb.table.arrow_schema import to_arrow_type
 
 __all__ = ["spark_arrow_schema", "spark_schema", "spark_type", "to_spark_arrow"]
 

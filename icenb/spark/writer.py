@@ -19,7 +19,7 @@ writer), and anything else configures the FileIO (``s3.endpoint``, ...).
 Modes: ``append``; ``overwrite`` replaces, in one ``overwrite`` snapshot,
 - with ``partitionOverwriteMode=dynamic`` (Spark's option name; the session setting
   ``spark.sql.sources.partitionOverwriteMode`` does not reach a Python data source): every
-  partition the DataFrame has rows for (:class:`~icenb.table.merging_producer.ReplacePartitions`,
+  partition the DataFrame has rows for (:class:`~icenb.table.commit.merging.ReplacePartitions`,
   as Iceberg's Spark ``overwritePartitions``);
 - otherwise (``static``): the rows matching ``overwrite-filter`` (an icenb filter string; the
   files holding them are rewritten without them on the driver, copy-on-write), or every row
@@ -33,7 +33,7 @@ Flow: ``writer()`` (driver, at ``save()``) loads the table, checks the DataFrame
 types against the table schema (a wrong name or type fails before any task runs) and pins what
 tasks need - schema, spec, sort order, properties, location, format version, FileIO - with one
 operation id. ``write()`` (each task, on an executor) conforms its Arrow batches to the table
-schema and writes them with a :class:`~icenb.table.data_writer.RollingDataWriter`, files named
+schema and writes them with a :class:`~icenb.table.write.data_files.RollingDataWriter`, files named
 ``{partition:05d}-{task attempt id}-{operation id}-{n:05d}.parquet`` (Java's
 ``OutputFileFactory``), and returns a commit message with their DataFiles. ``commit()`` (driver)
 adds every task's files to one producer (a merge append as ``Table.append``, or see "Modes")
@@ -47,7 +47,7 @@ table (an unknown commit outcome that in fact succeeded). A failing task deletes
 (``RollingDataWriter``). A killed task still writing after that can leave orphan files.
 
 Decision: a task streams its Arrow batches through one
-:class:`~icenb.table.data_writer.RollingDataWriter` (fanout: one open file per table partition,
+:class:`~icenb.table.write.data_files.RollingDataWriter` (fanout: one open file per table partition,
 as the Python data source API cannot ask Spark to cluster or sort a task's rows the way Java's
 ``RequiresDistributionAndOrdering`` does), so a task's memory is bounded by its write buffers
 (``DEFAULT_WRITE_BUFFER_BYTES``), not its row count; rolling by ``write.target-file-size-bytes``
@@ -89,9 +89,9 @@ from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.sort_order import SortOrder
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.data_writer import RollingDataWriter, conform_to_schema, location_provider
+from icenb.table.commit.producer import FastAppend, SnapshotProducer
 from icenb.table.engine import Overwrite
-from icenb.table.snapshot_producer import FastAppend, SnapshotProducer
+from icenb.table.write.data_files import RollingDataWriter, conform_to_schema, location_provider
 
 __all__ = ["ABORT_GRACE_SECONDS", "IcenbCommitMessage", "IcenbWriter", "Overwrite",
            "WriteTarget", "append_dataframe", "delete_operation_files",
@@ -153,7 +153,7 @@ class IcenbCommitMessage(WriterCommitMessage):
 def write_task(target: WriteTarget, batches: Iterable[pa.RecordBatch] | pa.Table, *,
                partition_id: int, task_id: int) -> list[DataFile]:
     """Conform and write one task's rows as data files of the target table (no commit),
-    streaming: batches go through a :class:`~icenb.table.data_writer.RollingDataWriter`, so a
+    streaming: batches go through a :class:`~icenb.table.write.data_files.RollingDataWriter`, so a
     task holds at most its write buffers, not its partition. On failure the task's files are
     deleted."""
     writer = RollingDataWriter(
@@ -206,13 +206,13 @@ def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loaded
               snapshot_properties: Mapping[str, str], operation_id: str) -> SnapshotProducer:
     """The producer that commits a Spark write's files (see "Modes" in the module)."""
     from icenb.spec.expressions import ALWAYS_TRUE
-    from icenb.table.copy_on_write import replace_matching_rows
-    from icenb.table.merging_producer import (
+    from icenb.table.commit.merging import (
         MergeAppend,
         OverwriteFiles,
         ReplacePartitions,
         merge_enabled,
     )
+    from icenb.table.row_level.copy_on_write import replace_matching_rows
 
     if base.metadata.format_version >= 4:
         return _v4_producer(catalog, identifier, io, base, files, overwrite=overwrite,
@@ -251,15 +251,16 @@ def _v4_producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loa
                  snapshot_properties: Mapping[str, str], operation_id: str
                  ) -> SnapshotProducer:
     """The producer of a Spark write on an EXPERIMENTAL v4 table (docs/v4-layout.md §17):
-    an append is a :class:`~icenb.table.v4_producer.V4Append`, a static overwrite a
-    :class:`~icenb.table.v4_remove.V4Overwrite` (files whose rows all match removed, partly
+    an append is a :class:`~icenb.table.commit.v4_append.V4Append`, a static overwrite a
+    :class:`~icenb.table.commit.v4_remove.V4Overwrite` (files whose rows all match removed, partly
     matching ones rewritten here on the driver); a dynamic overwrite a
-    :class:`~icenb.table.v4_replace_partitions.V4ReplacePartitions` (docs/v4-layout.md §20)."""
+    :class:`~icenb.table.commit.v4_replace_partitions.V4ReplacePartitions` (docs/v4-layout.md
+    §20)."""
     from icenb.spec.expressions import ALWAYS_TRUE
-    from icenb.table.copy_on_write import plan_copy_on_write
-    from icenb.table.v4_producer import V4Append
-    from icenb.table.v4_remove import V4Overwrite
-    from icenb.table.v4_replace_partitions import V4ReplacePartitions
+    from icenb.table.commit.v4_append import V4Append
+    from icenb.table.commit.v4_remove import V4Overwrite
+    from icenb.table.commit.v4_replace_partitions import V4ReplacePartitions
+    from icenb.table.row_level.copy_on_write import plan_copy_on_write
 
     if overwrite is None:
         append = V4Append(catalog, identifier, io, branch=branch,

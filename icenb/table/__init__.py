@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from icenb.table.interactive import build_widget, register_widget
 from icenb.table.scan import Scan
-from icenb.table.scan_planning import ScanPlan, plan_files
+from icenb.table.scan.planning import ScanPlan, plan_files
 from icenb.table.table import Table, load_table, open_table, timestamp_to_ms
 from icenb.table.view import View, load_view, open_location, open_view
 

@@ -41,16 +41,22 @@ from icenb.spec.snapshot import (
 from icenb.spec.sort_order import SortField, SortOrder, UnboundSortField
 from icenb.spec.spec_update import SpecUpdate
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table import manage_snapshots as refs_ops
-from icenb.table import table_update
-from icenb.table.diff import SnapshotDiff, diff_snapshots
+from icenb.table.commit import manage_snapshots as refs_ops
+from icenb.table.commit import metadata_change as table_update
+from icenb.table.commit.merging import MergeAppend, merge_enabled
+from icenb.table.commit.producer import FastAppend, commit_snapshot, refresh_on_error
+from icenb.table.commit.v4_append import V4Append
 from icenb.table.engine import Overwrite, engine
-from icenb.table.evolution_history import SchemaHistory, SpecHistory, schema_history, spec_history
-from icenb.table.history import MetadataLog, SnapshotLog, Snapshots
-from icenb.table.inspect import InspectTables
-from icenb.table.interactive import build_widget
-from icenb.table.merging_producer import MergeAppend, merge_enabled
-from icenb.table.metadata_graph import (
+from icenb.table.explore.diff import SnapshotDiff, diff_snapshots
+from icenb.table.explore.evolution_history import (
+    SchemaHistory,
+    SpecHistory,
+    schema_history,
+    spec_history,
+)
+from icenb.table.explore.history import MetadataLog, SnapshotLog, Snapshots
+from icenb.table.explore.inspect import InspectTables
+from icenb.table.explore.metadata_graph import (
     LayoutComparison,
     MetadataGraph,
     build_layout_comparison,
@@ -58,10 +64,9 @@ from icenb.table.metadata_graph import (
     default_graph_snapshots,
     resolve_snapshot,
 )
-from icenb.table.metadata_tree import MetadataTree, build_metadata_tree
+from icenb.table.explore.metadata_tree import MetadataTree, build_metadata_tree
+from icenb.table.interactive import build_widget
 from icenb.table.scan import Scan, _short
-from icenb.table.snapshot_producer import FastAppend, commit_snapshot, refresh_on_error
-from icenb.table.v4_producer import V4Append
 
 __all__ = ["Table", "load_table", "open_table"]
 
@@ -300,7 +305,7 @@ class Table:
         them as ``metadata/partition-stats-<id>-<uuid>.parquet`` and, with ``register``,
         register the file in one commit (spec: "Partition Statistics"); the file's entry. A
         snapshot that already has a registered file gets that file back."""
-        from icenb.table.partition_statistics import compute_and_register
+        from icenb.table.commit.partition_statistics import compute_and_register
 
         return compute_and_register(self, snapshot_id, register=register)
 
@@ -308,7 +313,7 @@ class Table:
         """The rows of the partition statistics file registered for a snapshot (default: the
         current one) as Arrow; ``NotFound`` when none is registered."""
         from icenb.errors import NotFound
-        from icenb.table.partition_statistics import read_partition_stats
+        from icenb.table.commit.partition_statistics import read_partition_stats
 
         snap = self.current_snapshot if snapshot_id is None else self.snapshot(snapshot_id)
         for f in self._metadata.partition_statistics:
@@ -324,7 +329,7 @@ class Table:
     def manage_snapshots(self) -> refs_ops.ManageSnapshots:
         """``with t.manage_snapshots() as m: m.create_tag("v1"); m.rollback_to(sid)``: ref
         changes committed together, in one commit, when the block ends (Java's chained
-        ``ManageSnapshots``; see :mod:`icenb.table.manage_snapshots`)."""
+        ``ManageSnapshots``; see :mod:`icenb.table.commit.manage_snapshots`)."""
         return refs_ops.ManageSnapshots(self)
 
     def create_branch(self, name: str, snapshot_id: int | None = None, *,
@@ -421,9 +426,9 @@ class Table:
         """Remove snapshots the retention policy no longer keeps (spec: "Snapshot Retention
         Policy"; ``older_than`` a time or epoch ms, ``retain_last`` a count, replacing the
         table's ``history.expire.*`` defaults; ``snapshot_ids`` expire too) in one commit, then
-        delete the files only they used; an :class:`~icenb.table.expire_snapshots.
+        delete the files only they used; an :class:`~icenb.table.commit.expire_snapshots.
         ExpireSnapshotsResult`. ``dry_run`` only tells what would be expired and deleted."""
-        from icenb.table.expire_snapshots import expire_snapshots
+        from icenb.table.commit.expire_snapshots import expire_snapshots
 
         older_than_ms: int | None
         if older_than is None or (isinstance(older_than, int)
@@ -441,7 +446,7 @@ class Table:
     def upgrade(self, format_version: int) -> bool:
         """Upgrade the table's format version (1 -> 2 -> 3; spec: Appendix E) in one commit;
         False when it already has it. Nothing is rewritten; a downgrade is refused."""
-        from icenb.table.upgrade import upgrade_format_version
+        from icenb.table.commit.upgrade import upgrade_format_version
 
         return upgrade_format_version(self, format_version)
 
@@ -453,7 +458,7 @@ class Table:
         """Delete the rows whose key columns (``on``; default the schema's identifier fields)
         equal a row of ``keys`` (Arrow, pandas or list of dicts), with equality delete files
         in one snapshot (v2+; spec: "Equality Delete Files"); None when nothing to delete."""
-        from icenb.table.row_level import delete_by_key
+        from icenb.table.row_level.merge_on_read import delete_by_key
 
         return delete_by_key(self, keys, on=on, branch=branch,
                              snapshot_properties=snapshot_properties)
@@ -464,7 +469,7 @@ class Table:
         """Insert ``data``'s rows, replacing the rows with the same key (``on``; default the
         identifier fields), in one snapshot: equality deletes of the keys + the new rows (v2+).
         Keys must be unique within ``data``."""
-        from icenb.table.row_level import upsert
+        from icenb.table.row_level.merge_on_read import upsert
 
         return upsert(self, data, on=on, branch=branch, snapshot_properties=snapshot_properties)
 
@@ -478,7 +483,7 @@ class Table:
         ``copy-on-write``): copy-on-write rewrites the files holding matching rows;
         merge-on-read (v2+) adds the changed rows and deletes the old ones by position /
         deletion vector."""
-        from icenb.table.row_level import update
+        from icenb.table.row_level.merge_on_read import update
 
         return update(self, set, filter, mode=mode, branch=branch,
                       snapshot_properties=snapshot_properties)
@@ -491,12 +496,12 @@ class Table:
         """Delete the rows matching ``filter`` in one snapshot; None when no row matches.
         ``mode`` (default: table property ``write.delete.mode``, else ``copy-on-write``):
         copy-on-write removes whole matching files and rewrites partly matching ones
-        (:mod:`icenb.table.copy_on_write`); merge-on-read writes delete files (v2+)."""
-        from icenb.table.copy_on_write import MERGE_ON_READ, delete_mode, delete_rows
+        (:mod:`icenb.table.row_level.copy_on_write`); merge-on-read writes delete files (v2+)."""
+        from icenb.table.row_level.copy_on_write import MERGE_ON_READ, delete_mode, delete_rows
 
         self._writable()
         if delete_mode(self._metadata.properties, mode) == MERGE_ON_READ:
-            from icenb.table.row_level import delete_merge_on_read
+            from icenb.table.row_level.merge_on_read import delete_merge_on_read
 
             return delete_merge_on_read(self, filter, branch=branch,
                                         snapshot_properties=snapshot_properties)
@@ -508,7 +513,7 @@ class Table:
         """Replace the rows matching ``filter`` (None: all rows) by ``data`` in one
         ``overwrite`` snapshot (matching rows deleted copy-on-write). A Spark DataFrame is
         written by Spark tasks; the driver rewrites partly matching files and commits."""
-        from icenb.table.copy_on_write import overwrite_rows
+        from icenb.table.row_level.copy_on_write import overwrite_rows
 
         if _is_spark_dataframe(data):
             return self._write_spark(data, Overwrite(filter=None if filter is None
@@ -523,13 +528,13 @@ class Table:
         """Replace every partition ``data`` has rows in by ``data``'s rows, in one
         ``overwrite`` snapshot (summary ``replace-partitions=true``); an unpartitioned table
         is replaced whole, as Spark's dynamic partition overwrite."""
-        from icenb.table.copy_on_write import dynamic_partition_overwrite
+        from icenb.table.row_level.copy_on_write import dynamic_partition_overwrite
 
         if _is_spark_dataframe(data):
             return self._write_spark(data, Overwrite(dynamic=True), branch,
                                      snapshot_properties)
         if self._metadata.format_version >= 4:  # EXPERIMENTAL v4 (docs/v4-layout.md §20)
-            from icenb.table.v4_replace_partitions import v4_dynamic_partition_overwrite
+            from icenb.table.commit.v4_replace_partitions import v4_dynamic_partition_overwrite
 
             return v4_dynamic_partition_overwrite(self, data, branch=branch,
                                                   snapshot_properties=snapshot_properties)

@@ -35,10 +35,10 @@ from icenb.spec.view_updates import (
     set_view_properties,
 )
 from icenb.table.engine import engine
-from icenb.table.history import ViewVersionLog, view_version_log
+from icenb.table.explore.history import ViewVersionLog, view_version_log
+from icenb.table.explore.view_diff import ViewVersionDiff, diff_view_versions
 from icenb.table.interactive import build_widget
 from icenb.table.table import Table, open_table, timestamp_to_ms
-from icenb.table.view_diff import ViewVersionDiff, diff_view_versions
 
 __all__ = ["SPARK_DIALECT", "View", "derive_schema", "load_view", "open_location", "open_view",
            "view_representations"]

@@ -27,7 +27,7 @@ import icenb
 from icenb.display import mimebundle
 from icenb.display.metadata_tree import metadata_tree_dot, metadata_tree_text
 from icenb.io.manifest_reader import ManifestCache
-from icenb.table.metadata_tree import build_metadata_tree
+from icenb.table.explore.metadata_tree import build_metadata_tree
 
 N_MANIFESTS = 1_000
 RUNS = 5

@@ -70,7 +70,7 @@ from icenb.spec.partition_spec import partition_spec_from_json
 from icenb.spec.schema import schema_from_json
 from icenb.spec.transforms import bucket_hash
 from icenb.spec.types import LongType
-from icenb.table.scan_planning import plan_files
+from icenb.table.scan.planning import plan_files
 from tests.reference_fixtures import REFERENCE_DIR, ReferenceEnvError, reference_python
 
 GEN_VERSION = 1  # bump when the generated tables change

@@ -56,11 +56,11 @@ from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import ManifestCache
 from icenb.spec.manifest import DataFile, FileFormat
 from icenb.spec.snapshot import Snapshot
-from icenb.table.data_writer import location_provider, write_data_files
-from icenb.table.scan_planning import ScanPlan, plan_files
-from icenb.table.snapshot_producer import FastAppend, commit_snapshot
+from icenb.table.commit.producer import FastAppend, commit_snapshot
+from icenb.table.commit.v4_append import V4Append
+from icenb.table.scan.planning import ScanPlan, plan_files
 from icenb.table.table import Table
-from icenb.table.v4_producer import V4Append
+from icenb.table.write.data_files import location_provider, write_data_files
 
 ROWS_PER_FILE = 100
 FILES_PER_PARTITION = 100

@@ -49,11 +49,11 @@ from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import ManifestCache
 from icenb.spec.content_entry import InheritFrom, inherit
 from icenb.spec.manifest import DataFile, FileFormat
-from icenb.table.scan_planning import ScanPlan, plan_files
-from icenb.table.snapshot_producer import FastAppend, commit_snapshot
+from icenb.table.commit.producer import FastAppend, commit_snapshot
+from icenb.table.commit.v4_append import V4Append
+from icenb.table.scan.planning import ScanPlan, plan_files
+from icenb.table.scan.v4_planning import _data_leaf_table, entries_table
 from icenb.table.table import Table
-from icenb.table.v4_planning import _data_leaf_table, entries_table
-from icenb.table.v4_producer import V4Append
 
 SCHEMA = "id long, p int, a long, b int, c double, d string, e long, f int"
 ROWS_PER_FILE = 100

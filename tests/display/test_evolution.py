@@ -16,7 +16,7 @@ from icenb.display import mimebundle, render, reset_options
 from icenb.display.evolution import schema_graph, spec_graph
 from icenb.spec.table_metadata import table_metadata_from_json, to_json_string
 from icenb.table import Table
-from icenb.table.evolution_history import SchemaHistory, schema_history, spec_history
+from icenb.table.explore.evolution_history import SchemaHistory, schema_history, spec_history
 
 WEIRD = '<b>&"x"'
 
@@ -166,7 +166,7 @@ def test_partial_metadata_renders(table: Table) -> None:
     t = icenb.open(table.metadata_location or "")
     spec = t.spec_history()
     assert spec.specs[0].fields[0].source == "ts"
-    from icenb.table.evolution_history import spec_history
+    from icenb.table.explore.evolution_history import spec_history
     sh = spec_history(md, t.io)
     assert sh.specs[0].fields[0].source == "<id 77>"
     assert "&lt;id 77&gt;" in render(sh).html

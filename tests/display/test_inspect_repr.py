@@ -21,7 +21,7 @@ from icenb.display.inspect_repr import (
     inspect_name,
     register_ipython_formatters,
 )
-from icenb.table.inspect import INSPECT_TAG
+from icenb.table.explore.inspect import INSPECT_TAG
 from icenb.table.table import Table
 
 EVIL = '<b>&"x"'
@@ -146,7 +146,7 @@ def test_importing_icenb_inside_ipython_registers_the_formatter(tmp_path: Path) 
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "shell = InteractiveShell.instance()\n"
         "import pyarrow as pa, icenb\n"
-        "from icenb.table.inspect import INSPECT_TAG\n"
+        "from icenb.table.explore.inspect import INSPECT_TAG\n"
         "t = pa.table({'a': [1]}).replace_schema_metadata({INSPECT_TAG: b'refs'})\n"
         "data, _ = shell.display_formatter.format(t)\n"
         "plain, _ = shell.display_formatter.format(pa.table({'a': [1]}))\n"

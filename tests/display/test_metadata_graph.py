@@ -1,4 +1,5 @@
-"""The multi-snapshot metadata graph and "root vs manifest list" (icenb.table.metadata_graph,
+"""The multi-snapshot metadata graph and "root vs manifest list"
+(icenb.table.explore.metadata_graph,
 icenb.display.metadata_graph): content of the model, the DOT, the HTML and the text."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from icenb.display.metadata_graph import (
     metadata_graph_figure,
 )
 from icenb.errors import NoSuchSnapshot
-from icenb.table.metadata_graph import (
+from icenb.table.explore.metadata_graph import (
     ContentType,
     MetadataGraph,
     RootEntry,

@@ -1,4 +1,5 @@
-"""One snapshot's metadata tree (icenb.table.metadata_tree, icenb.display.metadata_tree): what
+"""One snapshot's metadata tree (icenb.table.explore.metadata_tree, icenb.display.metadata_tree):
+what
 the builder reads and works out (statuses, counts, "applies to"), the DOT, the text outline and
 the HTML card."""
 
@@ -24,7 +25,7 @@ from icenb.display.metadata_tree import (
 from icenb.errors import IcebergError, NoSuchSnapshot, NotFound
 from icenb.io.manifest_reader import ManifestCache
 from icenb.spec.manifest import EntryStatus, ManifestContent
-from icenb.table.metadata_tree import (
+from icenb.table.explore.metadata_tree import (
     MetadataTree,
     TreeEntry,
     TreeIndex,

@@ -14,7 +14,7 @@ from icenb.display import mimebundle, reset_options
 from icenb.display.snapshot_tree import snapshot_tree, summary_counts
 from icenb.spec.table_metadata import table_metadata_from_json, table_metadata_to_json
 from icenb.table import Table
-from icenb.table.history import Snapshots
+from icenb.table.explore.history import Snapshots
 
 NODE = re.compile(r'^\s*"([^"]+)" \[label=("(?:[^"\\]|\\.)*"|<.*>)(.*)\];$')
 EDGE = re.compile(r'^\s*"([^"]+)" -> "([^"]+)"(?: \[(.*)\])?;$')

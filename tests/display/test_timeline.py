@@ -19,7 +19,7 @@ from icenb.display.timeline import (
 )
 from icenb.spec.table_metadata import table_metadata_from_json
 from icenb.spec.view_metadata import ViewMetadata, view_metadata_from_json
-from icenb.table.history import SnapshotLog, ViewVersionLog, view_version_log
+from icenb.table.explore.history import SnapshotLog, ViewVersionLog, view_version_log
 from tests.display.test_snapshot_tree import _big_metadata, edges, history_table, kind, nodes
 
 

@@ -23,7 +23,7 @@ from icenb.io.content_manifest import (
 from icenb.io.file_io import FileIO
 from icenb.spec.content_entry import ContentEntry, ContentType, DeletionVectorRef
 from icenb.spec.manifest import EntryStatus, FileFormat
-from icenb.table.metadata_graph import v4_layout
+from icenb.table.explore.metadata_graph import v4_layout
 from tests.table.test_v4_graph import _data, _leaf, _rows, _table
 
 EVIL = '<b>&"x"'

@@ -19,10 +19,10 @@ from icenb.io.content_manifest import (
 )
 from icenb.spec.content_entry import ContentType
 from icenb.spec.manifest import DataFile, FileFormat
-from icenb.table.snapshot_producer import commit_snapshot
+from icenb.table.commit.producer import commit_snapshot
+from icenb.table.commit.v4_append import V4Append
+from icenb.table.commit.v4_remove import V4Overwrite
 from icenb.table.table import Table
-from icenb.table.v4_producer import V4Append
-from icenb.table.v4_remove import V4Overwrite
 
 
 def _files(root: Path, p: int, count: int) -> list[DataFile]:
@@ -79,7 +79,7 @@ def test_decoded_manifests_are_reused_only_for_the_same_bytes(tmp_path: Path) ->
 
 
 def _leaf_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    import icenb.table.v4_remove as v4_remove
+    import icenb.table.commit.v4_remove as v4_remove
 
     seen: list[str] = []
     real = v4_remove.read_leaves

@@ -12,6 +12,7 @@ from pyspark.sql import types as st
 
 from icenb.errors import UnsupportedFeature
 from icenb.spark.spark_types import spark_arrow_schema, spark_schema, to_spark_arrow
+from icenb.spec.arrow_schema import to_arrow_schema
 from icenb.spec.schema import Schema
 from icenb.spec.types import (
     BinaryType,
@@ -39,7 +40,6 @@ from icenb.spec.types import (
     UUIDType,
     VariantType,
 )
-from icenb.table.arrow_schema import to_arrow_schema
 
 
 def test_primitive_types_map_like_icebergs_spark_integration() -> None:

@@ -112,8 +112,8 @@ def _die(*_: Any, **__: Any) -> Any:
 def crash(kind: str, root: str, point: str, op: str = "append") -> None:
     """Append one row (``op`` "append") or delete row ``id = 1`` ("delete-cow",
     "delete-mor"), SIGKILLed at ``point`` of the commit."""
-    import icenb.table.merging_producer as merging
-    import icenb.table.snapshot_producer as producer
+    import icenb.table.commit.merging as merging
+    import icenb.table.commit.producer as producer
 
     table = icenb.load_table(open_test_catalog(kind, root), IDENT)
     if point == "after-data-files":

@@ -25,7 +25,7 @@ from icenb.errors import CommitConflict, CommitStateUnknown, ValidationError
 from icenb.spec.snapshot import SnapshotRefType
 from icenb.spec.table_updates import SetSnapshotRef, apply_updates, new_table_metadata
 from icenb.table import Table
-from icenb.table.snapshot_producer import RetryPolicy
+from icenb.table.commit.producer import RetryPolicy
 from icenb.table.warehouse import Warehouse, parse_schema
 from tests.reference.java_read import normalize
 from tests.reference_fixtures import run_reference_batch
@@ -363,7 +363,7 @@ def test_a_commit_that_finally_fails_leaves_no_trace(tmp_path: Path,
     a.append([{"id": 1, "d": dt.date(2024, 1, 1)}])
     before = _files(tmp_path / "db" / "t")
     waits: list[float] = []
-    monkeypatch.setattr("icenb.table.snapshot_producer.time.sleep", waits.append)
+    monkeypatch.setattr("icenb.table.commit.producer.time.sleep", waits.append)
     commit = b.catalog.commit_table  # type: ignore[union-attr]
     calls = []
 

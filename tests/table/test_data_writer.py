@@ -55,7 +55,7 @@ from icenb.spec.types import (
     UUIDType,
     VariantType,
 )
-from icenb.table.data_writer import (
+from icenb.table.write.data_files import (
     DefaultLocationProvider,
     ObjectStoreLocationProvider,
     compute_metrics,

@@ -20,8 +20,9 @@ from icenb.io.puffin import PuffinReader
 from icenb.spec.deletion_vector import deserialize_deletion_vector
 from icenb.spec.manifest import DataFile, FileContent, FileFormat
 from icenb.table import Table
-from icenb.table.data_writer import location_provider
-from icenb.table.delete_writer import (
+from icenb.table.scan.read import read_data_file
+from icenb.table.write.data_files import location_provider
+from icenb.table.write.delete_files import (
     POSITION_DELETE_SCHEMA,
     equality_fields,
     is_file_scoped,
@@ -30,7 +31,6 @@ from icenb.table.delete_writer import (
     write_equality_deletes,
     write_position_deletes,
 )
-from icenb.table.task_reader import read_data_file
 
 PATH_ID, POS_ID = 2147483546, 2147483545
 

@@ -17,7 +17,7 @@ import pytest
 import icenb
 from icenb.errors import NoSuchSnapshot, ValidationError
 from icenb.table import Table
-from icenb.table.diff import DELETION_VECTOR, POSITION_DELETE, SnapshotDiff
+from icenb.table.explore.diff import DELETION_VECTOR, POSITION_DELETE, SnapshotDiff
 
 SCHEMA = "id long not null, ts timestamp, kind string"
 

@@ -23,8 +23,8 @@ from icenb.errors import CommitConflict, NoSuchSnapshot, UnsupportedFeature, Val
 from icenb.spec.snapshot import SnapshotRefType
 from icenb.spec.table_updates import SetSnapshotRef
 from icenb.table import Table
-from icenb.table.expire_snapshots import FILE_KINDS, ExpireSnapshotsResult
-from icenb.table.table_update import MetadataChange, commit_change
+from icenb.table.commit.expire_snapshots import FILE_KINDS, ExpireSnapshotsResult
+from icenb.table.commit.metadata_change import MetadataChange, commit_change
 from tests.reference_fixtures import run_reference_batch
 from tests.table.test_append import normalized
 

@@ -14,7 +14,7 @@ import pytest
 from icenb.errors import NoSuchSnapshot
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import ManifestCache
-from icenb.table.inspect import InspectTables
+from icenb.table.explore.inspect import InspectTables
 from icenb.table.table import Table, open_table
 from tests.reference.java_read import normalize
 from tests.reference_fixtures import JavaTables, run_reference_batch

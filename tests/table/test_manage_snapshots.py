@@ -20,7 +20,7 @@ import icenb
 from icenb.errors import CommitConflict, NoSuchSnapshot, ValidationError
 from icenb.spec.snapshot import SnapshotRef, SnapshotRefType
 from icenb.table import Table
-from icenb.table.merging_producer import ReplacePartitions
+from icenb.table.commit.merging import ReplacePartitions
 from icenb.table.warehouse import Warehouse
 from tests.reference_fixtures import run_reference_batch
 from tests.table.test_inspect import compare
@@ -353,7 +353,7 @@ def test_cherry_pick_refuses_operations_java_refuses(tmp_path: Path) -> None:
     t.create_branch("dev")
     t.append([{"id": 3, "p": "c"}])
     catalog, identifier = t._writable()
-    from icenb.table.merging_producer import DeleteFiles
+    from icenb.table.commit.merging import DeleteFiles
 
     producer = DeleteFiles(catalog, identifier, t.io, branch="dev")
     producer.delete_from_row_filter("p = 'a'")

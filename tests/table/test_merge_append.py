@@ -14,7 +14,7 @@ import icenb
 from icenb.io.manifest_reader import read_manifest_list
 from icenb.spec.manifest import EntryStatus
 from icenb.table import Table
-from icenb.table.merging_producer import pack_end, read_entries
+from icenb.table.commit.merging import pack_end, read_entries
 from tests.table._helpers import (
     Key,
     assert_java_reads_snapshot,

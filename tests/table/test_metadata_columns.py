@@ -18,6 +18,7 @@ import pytest
 import icenb
 from icenb.errors import UnsupportedFeature, ValidationError
 from icenb.io.file_io import FileIO
+from icenb.spec.arrow_schema import FIELD_ID_KEY, to_arrow_schema
 from icenb.spec.manifest import DataFile, FileContent, FileFormat, FileScanTask
 from icenb.spec.metadata_columns import (
     DELETED,
@@ -32,8 +33,7 @@ from icenb.spec.partition_spec import PartitionField, PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.spec.transforms import BucketTransform, IdentityTransform
 from icenb.spec.types import IntegerType, LongType, NestedField, StringType, StructType
-from icenb.table.arrow_schema import FIELD_ID_KEY, to_arrow_schema
-from icenb.table.task_reader import read_task
+from icenb.table.scan.read import read_task
 from tests.reference_fixtures import JavaTables
 
 SCHEMA = Schema(NestedField(1, "id", LongType()), NestedField(2, "k", StringType()))

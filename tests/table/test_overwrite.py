@@ -21,7 +21,7 @@ from icenb.errors import CommitConflict, ValidationError
 from icenb.io.manifest_reader import read_manifest_list
 from icenb.spec.manifest import EntryStatus
 from icenb.table import Table
-from icenb.table.merging_producer import DeleteFiles, OverwriteFiles, read_entries
+from icenb.table.commit.merging import DeleteFiles, OverwriteFiles, read_entries
 from icenb.table.warehouse import Warehouse
 from tests.table._helpers import (
     Key,

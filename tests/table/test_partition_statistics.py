@@ -21,7 +21,7 @@ import icenb
 from icenb.errors import IcebergError, NoSuchSnapshot, NotFound, UnsupportedFeature
 from icenb.spec.partition_spec import unified_partition_type
 from icenb.table import Table
-from icenb.table.partition_statistics import compute_partition_stats, read_partition_stats
+from icenb.table.commit.partition_statistics import compute_partition_stats, read_partition_stats
 from tests.reference_fixtures import JavaTables, run_reference_batch
 
 UTC = dt.timezone.utc
@@ -168,7 +168,7 @@ def test_icenb_reads_java_files_and_writes_the_same_layout(scenario: Scenario) -
             continue
         java_schema = pq.ParquetFile(java["path"]).schema
         loc = str(Path(java["path"]).parent / "icenb.parquet")
-        from icenb.table.partition_statistics import write_partition_stats
+        from icenb.table.commit.partition_statistics import write_partition_stats
 
         write_partition_stats(t.io, t.metadata, sid, ours, location=loc)
         mine = pq.ParquetFile(loc)

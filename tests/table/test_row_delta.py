@@ -18,7 +18,7 @@ from icenb.io.manifest_reader import read_manifest_list
 from icenb.io.puffin import build_puffin, deletion_vector_blob
 from icenb.spec.manifest import DataFile, FileContent, FileFormat, ManifestContent
 from icenb.table import Table
-from icenb.table.merging_producer import RowDelta, read_entries
+from icenb.table.commit.merging import RowDelta, read_entries
 from tests.table._helpers import (
     Key,
     assert_java_reads_snapshot,

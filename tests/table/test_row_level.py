@@ -25,10 +25,10 @@ from icenb.io.puffin import PuffinReader
 from icenb.spec.deletion_vector import deserialize_deletion_vector
 from icenb.spec.manifest import DataFile, FileFormat
 from icenb.table import Table
-from icenb.table.data_writer import location_provider
-from icenb.table.delete_writer import write_deletion_vectors
-from icenb.table.row_level import delete_merge_on_read
+from icenb.table.row_level.merge_on_read import delete_merge_on_read
 from icenb.table.warehouse import Warehouse
+from icenb.table.write.data_files import location_provider
+from icenb.table.write.delete_files import write_deletion_vectors
 from tests.table._helpers import (
     Key,
     assert_java_reads_snapshot,

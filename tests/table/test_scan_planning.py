@@ -30,8 +30,8 @@ from icenb.spec.partition_spec import UNPARTITIONED, PartitionField, PartitionSp
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.transforms import IdentityTransform
 from icenb.table import ScanPlan, plan_files
-from icenb.table.scan_planning import match_deletes
-from icenb.table.task_reader import read_plan
+from icenb.table.scan.planning import match_deletes
+from icenb.table.scan.read import read_plan
 from tests.reference_fixtures import JavaTables
 
 DELETE_TABLES = ("db.v2_merge_on_read", "db.v3_deletion_vectors", "db.java_v2_equality_deletes",

@@ -25,7 +25,7 @@ from icenb.errors import (
 )
 from icenb.io.file_io import FileIO
 from icenb.table import Table, plan_files
-from icenb.table.task_reader import read_plan
+from icenb.table.scan.read import read_plan
 from tests.reference_fixtures import JavaTables
 
 REFS = "db.v2_refs"

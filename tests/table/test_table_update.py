@@ -246,7 +246,7 @@ def test_a_schema_update_retries_over_a_concurrent_append(
     wh, _ = _new(tmp_path)
     a, b = wh.table("db.t"), wh.table("db.t")
     waits: list[float] = []
-    monkeypatch.setattr("icenb.table.table_update.time.sleep", waits.append)
+    monkeypatch.setattr("icenb.table.commit.metadata_change.time.sleep", waits.append)
     snap = b.append([{"id": 1, "s": "a", "d": D1}])
     with a.update_schema() as u:  # a is stale: the pointer moved, the schema did not
         u.add_column("x", "int")

@@ -21,6 +21,7 @@ import icenb
 from icenb.errors import IcebergError, NotFound, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.metadata_files import load_table_metadata
+from icenb.spec.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_schema
 from icenb.spec.deletion_vector import DeletionVector
 from icenb.spec.manifest import DataFile, FileContent, FileFormat, FileScanTask
 from icenb.spec.partition_spec import UNPARTITIONED, PartitionField, PartitionSpec
@@ -49,10 +50,9 @@ from icenb.spec.types import (
     VariantType,
 )
 from icenb.table import plan_files
-from icenb.table.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_schema
 from icenb.table.scan import Scan
+from icenb.table.scan.read import read_plan, read_task
 from icenb.table.table import Table
-from icenb.table.task_reader import read_plan, read_task
 from tests.reference.java_read import normalize
 from tests.reference_fixtures import JavaTables, run_reference_batch
 

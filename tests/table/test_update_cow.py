@@ -363,7 +363,7 @@ def test_files_without_field_ids_are_read_through_the_name_mapping(tmp_path: Pat
     import pyarrow.parquet as pq
 
     from icenb.spec.manifest import DataFile, FileFormat
-    from icenb.table.snapshot_producer import FastAppend, commit_snapshot
+    from icenb.table.commit.producer import FastAppend, commit_snapshot
 
     mapping = [{"field-id": 1, "names": ["id"]}, {"field-id": 2, "names": ["s"]}]
     t = icenb.warehouse(tmp_path).create_table(

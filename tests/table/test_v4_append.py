@@ -17,7 +17,7 @@ from icenb.io.content_manifest import read_content_manifest, read_root_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import EntryStatus
 from icenb.spec.snapshot import Snapshot
-from icenb.table.v4_producer import DEFAULT_ROOT_ENTRY_LIMIT, ROOT_ENTRY_LIMIT
+from icenb.table.commit.v4_append import DEFAULT_ROOT_ENTRY_LIMIT, ROOT_ENTRY_LIMIT
 
 ADDED, EXISTING = EntryStatus.ADDED, EntryStatus.EXISTING
 
@@ -222,8 +222,8 @@ def test_a_conflicting_append_is_reapplied_on_the_new_root(tmp_path: Path) -> No
 def test_a_v3_producer_refuses_a_v4_table_and_writes_nothing(tmp_path: Path) -> None:
     """The v1-v3 producers write manifest lists; on a v4 table they refuse (every operation
     routes to its v4 producer, docs/v4-layout.md §11) and leave no file behind."""
-    from icenb.table.merging_producer import MergeAppend
-    from icenb.table.snapshot_producer import commit_snapshot
+    from icenb.table.commit.merging import MergeAppend
+    from icenb.table.commit.producer import commit_snapshot
 
     v4, _ = _tables(tmp_path)
     v4.append(_rows(1))

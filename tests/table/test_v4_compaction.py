@@ -14,7 +14,8 @@ from icenb.errors import ValidationError
 from icenb.io.content_manifest import read_content_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.manifest import EntryStatus
-from icenb.table.v4_compaction import (
+from icenb.table.commit.v4_append import ROOT_ENTRY_LIMIT
+from icenb.table.commit.v4_compaction import (
     COMPACTION_ENABLED,
     COMPACTION_MIN_COUNT,
     COMPACTION_TARGET_SIZE_BYTES,
@@ -22,7 +23,6 @@ from icenb.table.v4_compaction import (
     DEFAULT_TARGET_SIZE_BYTES,
     compaction_enabled,
 )
-from icenb.table.v4_producer import ROOT_ENTRY_LIMIT
 from tests.table.test_v4_append import _append, _leaf, _metadata_files, _Names, _root, _rows
 from tests.table.test_v4_remove import _names, _ordinals, _same
 

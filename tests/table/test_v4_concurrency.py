@@ -13,7 +13,7 @@ import pytest
 import icenb
 from icenb.errors import CommitConflict
 from icenb.table import Table
-from icenb.table.v4_validation import snapshot_changes, snapshots_since
+from icenb.table.commit.v4_validation import snapshot_changes, snapshots_since
 
 #: The v3 twin, v4 with new files as root entries (the default), and v4 with every new file in
 #: a new leaf (so concurrent removals are manifest DVs over leaves, §12).

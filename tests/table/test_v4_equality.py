@@ -18,10 +18,10 @@ from icenb.io.content_manifest import load_manifest_dv, read_content_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import DataFile, EntryStatus, FileContent, FileFormat
 from icenb.spec.snapshot import Snapshot
-from icenb.table.snapshot_producer import commit_snapshot
-from icenb.table.v4_producer import ROOT_ENTRY_LIMIT
-from icenb.table.v4_remove import V4Overwrite
-from icenb.table.v4_row_delta import V4RowDelta
+from icenb.table.commit.producer import commit_snapshot
+from icenb.table.commit.v4_append import ROOT_ENTRY_LIMIT
+from icenb.table.commit.v4_remove import V4Overwrite
+from icenb.table.commit.v4_row_delta import V4RowDelta
 from tests.table.test_v4_append import _root
 from tests.table.test_v4_remove import _commit, _same
 

@@ -41,7 +41,7 @@ import pytest
 import icenb
 from icenb.spec.snapshot import Snapshot
 from icenb.table import Table
-from icenb.table.v4_producer import ROOT_ENTRY_LIMIT
+from icenb.table.commit.v4_append import ROOT_ENTRY_LIMIT
 
 DDL = "id long, p int, s string"
 LAYOUTS: dict[str, list[str]] = {"unpartitioned": [], "identity": ["p"],

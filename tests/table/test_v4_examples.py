@@ -28,7 +28,7 @@ from icenb.io.content_manifest import (
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind, VersionInfo
 from icenb.spec.manifest import EntryStatus
 from icenb.spec.snapshot import Snapshot
-from icenb.table.v4_producer import ROOT_ENTRY_LIMIT
+from icenb.table.commit.v4_append import ROOT_ENTRY_LIMIT
 from tests.table.test_v4_append import _metadata_files, _root, _rows
 
 Picture = dict[str, Any]

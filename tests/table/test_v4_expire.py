@@ -15,7 +15,7 @@ import icenb
 from icenb.io.content_manifest import read_leaves, read_root_manifest
 from icenb.spec.content_entry import ContentType
 from icenb.spec.snapshot import Snapshot
-from icenb.table.expire_snapshots import ExpireSnapshotsResult
+from icenb.table.commit.expire_snapshots import ExpireSnapshotsResult
 from tests.table.test_v4_append import _rows
 
 

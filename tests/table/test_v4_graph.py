@@ -25,7 +25,7 @@ from icenb.spec.content_entry import (
     VersionInfo,
 )
 from icenb.spec.manifest import EntryStatus, FileFormat
-from icenb.table.metadata_graph import MetadataGraph, v4_layout
+from icenb.table.explore.metadata_graph import MetadataGraph, v4_layout
 
 EXISTING, ADDED, DELETED = EntryStatus.EXISTING, EntryStatus.ADDED, EntryStatus.DELETED
 

@@ -15,8 +15,8 @@ import icenb
 from icenb.display import render
 from icenb.io.manifest_reader import ManifestCache
 from icenb.spec.manifest import EntryStatus
+from icenb.table.scan.v4_planning import snapshot_entries
 from icenb.table.table import Table
-from icenb.table.v4_planning import snapshot_entries
 
 ADDED, EXISTING, DELETED = (int(s) for s in (EntryStatus.ADDED, EntryStatus.EXISTING,
                                              EntryStatus.DELETED))

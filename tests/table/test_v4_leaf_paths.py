@@ -16,7 +16,7 @@ from icenb.io.content_manifest import (
 )
 from icenb.io.file_io import FileIO
 from icenb.spec.content_entry import InheritFrom, inherit
-from icenb.table.v4_planning import _data_leaf_table, entries_table
+from icenb.table.scan.v4_planning import _data_leaf_table, entries_table
 
 
 def _rows(ids: range, p: int | None) -> pa.Table:

@@ -11,7 +11,7 @@ import pytest
 import icenb
 from icenb.errors import ValidationError
 from icenb.spec.snapshot import Snapshot
-from icenb.table.manage_snapshots import SOURCE_SNAPSHOT_ID
+from icenb.table.commit.manage_snapshots import SOURCE_SNAPSHOT_ID
 from tests.table.test_v4_append import _rows
 
 

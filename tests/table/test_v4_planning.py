@@ -38,8 +38,8 @@ from icenb.spec.table_metadata import (
     table_metadata_to_json,
 )
 from icenb.table import ScanPlan, plan_files
-from icenb.table.task_reader import read_plan
-from icenb.table.v4_planning import manifest_entry_of
+from icenb.table.scan.read import read_plan
+from icenb.table.scan.v4_planning import manifest_entry_of
 
 ROWS = [{"id": i, "kind": "a" if i < 10 else "b", "v": float(i)} for i in range(20)]
 

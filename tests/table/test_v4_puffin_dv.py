@@ -21,8 +21,8 @@ from icenb.io.content_manifest import (
 from icenb.io.puffin import DELETION_VECTOR_V1, MAGIC, PuffinReader
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.manifest import EntryStatus
-from icenb.table.v4_compaction import COMPACTION_ENABLED, COMPACTION_MIN_COUNT
-from icenb.table.v4_producer import ROOT_ENTRY_LIMIT
+from icenb.table.commit.v4_append import ROOT_ENTRY_LIMIT
+from icenb.table.commit.v4_compaction import COMPACTION_ENABLED, COMPACTION_MIN_COUNT
 from tests.table.test_v4_append import _leaf, _metadata_files, _Names, _root, _rows
 from tests.table.test_v4_expire import _expire, _files
 from tests.table.test_v4_remove import _commit, _names, _ordinals

@@ -16,7 +16,7 @@ from icenb.errors import CommitConflict, ValidationError
 from icenb.io.content_manifest import load_manifest_dv, read_content_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.snapshot import Snapshot
-from icenb.table.v4_remove import V4Overwrite
+from icenb.table.commit.v4_remove import V4Overwrite
 from tests.table.test_v4_append import (
     _append,
     _leaf,

@@ -13,9 +13,9 @@ import icenb
 from icenb.errors import CommitConflict
 from icenb.spec.content_entry import ContentType
 from icenb.spec.snapshot import Snapshot
-from icenb.table.merging_producer import ReplacePartitions
-from icenb.table.snapshot_producer import commit_snapshot
-from icenb.table.v4_replace_partitions import V4ReplacePartitions
+from icenb.table.commit.merging import ReplacePartitions
+from icenb.table.commit.producer import commit_snapshot
+from icenb.table.commit.v4_replace_partitions import V4ReplacePartitions
 from tests.table.test_v4_append import _leaf, _Names, _root, _rows, _shown, _tables
 from tests.table.test_v4_remove import _ids, _names, _ordinals
 

@@ -14,8 +14,8 @@ from icenb.errors import ValidationError
 from icenb.io.content_manifest import load_manifest_dv, read_content_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import DataFile, FileContent, FileFormat
-from icenb.table.v4_producer import ROOT_ENTRY_LIMIT
-from icenb.table.v4_row_delta import V4RowDelta
+from icenb.table.commit.v4_append import ROOT_ENTRY_LIMIT
+from icenb.table.commit.v4_row_delta import V4RowDelta
 from tests.table.test_v4_append import _append, _root, _rows, _tables
 from tests.table.test_v4_remove import _commit, _ids, _same
 

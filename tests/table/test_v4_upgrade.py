@@ -18,7 +18,7 @@ from icenb.io.content_manifest import (
 from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.manifest import EntryStatus
-from icenb.table.v4_compaction import COMPACTION_MIN_COUNT
+from icenb.table.commit.v4_compaction import COMPACTION_MIN_COUNT
 from tests.table.test_v4_append import _rows
 
 _MOR = {"write.delete.mode": "merge-on-read"}

@@ -35,6 +35,14 @@ from icenb.io.avro_files import read_avro_file
 from icenb.io.file_io import FileIO
 from icenb.io.orc_files import read_orc_file
 from icenb.io.puffin import read_deletion_vector
+from icenb.spec.arrow_schema import (
+    FIELD_ID_KEY,
+    arrow_constant,
+    arrow_field,
+    arrow_field_id,
+    to_arrow_schema,
+    to_arrow_type,
+)
 from icenb.spec.evaluators import evaluate_arrow
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import (
@@ -64,15 +72,7 @@ from icenb.spec.types import (
     PrimitiveType,
     StructType,
 )
-from icenb.table.arrow_schema import (
-    FIELD_ID_KEY,
-    arrow_constant,
-    arrow_field,
-    arrow_field_id,
-    to_arrow_schema,
-    to_arrow_type,
-)
-from icenb.table.scan_planning import ScanPlan
+from icenb.table.scan.planning import ScanPlan
 
 __all__ = ["NameMapping", "project_table", "read_data_file", "read_plan", "read_task"]
 

@@ -15,7 +15,8 @@ Retry"); only v2+ tables have row-level deletes (a v1 table raises ``ValidationE
 * :func:`update` reads the matching rows, applies the assignments and writes the changed rows
   plus position deletes / DVs of the old ones; or, copy-on-write (``write.update.mode``'s
   default, the only mode of v1 tables), rewrites the files holding them in one ``OverwriteFiles``
-  commit planned and validated as a copy-on-write delete (:mod:`icenb.table.copy_on_write`).
+  commit planned and validated as a copy-on-write delete
+  (:mod:`icenb.table.row_level.copy_on_write`).
 
 Conflict validation follows Java's Spark writers: from the snapshot read, with the filter as
 conflict detection filter; data files deleted from must still exist; the isolation level
@@ -36,6 +37,7 @@ import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, UnsupportedFeature, ValidationError
 from icenb.io.manifest_reader import read_manifest_list
+from icenb.spec.arrow_schema import to_arrow_type
 from icenb.spec.expressions import AlwaysTrue, Expression, In, bind
 from icenb.spec.manifest import (
     DataFile,
@@ -48,16 +50,24 @@ from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import NestedField
-from icenb.table.arrow_schema import to_arrow_type
-from icenb.table.copy_on_write import (
+from icenb.table.commit.merging import (
+    IsolationLevel,
+    OverwriteFiles,
+    _as_expression,
+    isolation_level,
+)
+from icenb.table.commit.producer import as_arrow_table, branch_snapshot, commit_snapshot
+from icenb.table.row_level.copy_on_write import (
     MERGE_ON_READ,
     CopyOnWritePlan,
     _validated,
     plan_copy_on_write,
     update_mode,
 )
-from icenb.table.data_writer import conform_to_schema, location_provider
-from icenb.table.delete_writer import (
+from icenb.table.scan import Scan
+from icenb.table.scan.read import read_task
+from icenb.table.write.data_files import conform_to_schema, location_provider
+from icenb.table.write.delete_files import (
     check_equality_partitioning,
     equality_fields,
     is_file_scoped,
@@ -66,18 +76,9 @@ from icenb.table.delete_writer import (
     write_equality_deletes,
     write_position_deletes,
 )
-from icenb.table.merging_producer import (
-    IsolationLevel,
-    OverwriteFiles,
-    _as_expression,
-    isolation_level,
-)
-from icenb.table.scan import Scan
-from icenb.table.snapshot_producer import as_arrow_table, branch_snapshot, commit_snapshot
-from icenb.table.task_reader import read_task
 
 if TYPE_CHECKING:
-    from icenb.table.merging_producer import RowDelta
+    from icenb.table.commit.merging import RowDelta
     from icenb.table.table import Table
 
 __all__ = ["delete_by_key", "delete_merge_on_read", "update", "upsert"]
@@ -107,7 +108,7 @@ def _expression(filter: str | Expression, md: TableMetadata) -> Expression:
 
 def _row_delta(table: Table, branch: str, snapshot_properties: Mapping[str, str] | None
                ) -> RowDelta:
-    from icenb.table.merging_producer import RowDelta
+    from icenb.table.commit.merging import RowDelta
 
     catalog, identifier = table._writable()
     return RowDelta(catalog, identifier, table.io, branch=branch,
@@ -231,7 +232,7 @@ def delete_merge_on_read(table: Table, filter: str | Expression, *,
     if not hits:
         return None
     if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §13
-        from icenb.table.v4_row_delta import v4_row_delta
+        from icenb.table.commit.v4_row_delta import v4_row_delta
 
         return v4_row_delta(table, hits, None, branch=branch,
                             snapshot_properties=snapshot_properties, snapshot=snap,
@@ -251,7 +252,7 @@ def delete_merge_on_read(table: Table, filter: str | Expression, *,
 def _live_data_spec_ids(table: Table, snap: Snapshot) -> list[int]:
     """Partition specs of the snapshot's data manifests that may hold live files."""
     if snap.root_manifest is not None:  # EXPERIMENTAL v4, docs/v4-layout.md §15
-        from icenb.table.v4_row_delta import v4_live_data_spec_ids
+        from icenb.table.commit.v4_row_delta import v4_live_data_spec_ids
 
         return v4_live_data_spec_ids(table.io, snap)
     ids: dict[int, None] = {}
@@ -350,7 +351,7 @@ def delete_by_key(table: Table, keys: Any, *, on: str | Sequence[str] | None = N
         return None
     _key_specs(table, snap, fields)
     if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §15
-        from icenb.table.v4_row_delta import v4_equality_delta
+        from icenb.table.commit.v4_row_delta import v4_equality_delta
 
         return v4_equality_delta(table, snap, conformed, names, None, branch=branch,
                                  snapshot_properties=snapshot_properties, isolation=level)
@@ -392,7 +393,7 @@ def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
     if snap is not None:
         _key_specs(table, snap, fields)
     if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §15
-        from icenb.table.v4_row_delta import v4_equality_delta
+        from icenb.table.commit.v4_row_delta import v4_equality_delta
 
         committed = v4_equality_delta(table, snap, keys, names, rows, branch=branch,
                                       snapshot_properties=snapshot_properties,
@@ -492,7 +493,7 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
     old = pa.concat_tables([rows.select(names) for _, rows in hits])
     new_rows = _assigned(old, table, set)
     if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §13
-        from icenb.table.v4_row_delta import v4_row_delta
+        from icenb.table.commit.v4_row_delta import v4_row_delta
 
         return v4_row_delta(table, hits, new_rows, branch=branch,
                             snapshot_properties=snapshot_properties, snapshot=snap,
@@ -513,7 +514,7 @@ def _update_copy_on_write_v4(table: Table, plan: CopyOnWritePlan, expr: Expressi
     """The copy-on-write update of a v4 table: the rewritten files leave as DELETED root entries
     or through manifest DVs, the rewritten rows come in, in one ``overwrite`` snapshot
     validated as v3's (``write.update.isolation-level``, docs/v4-layout.md §12)."""
-    from icenb.table.v4_remove import V4Overwrite, validate_copy_on_write
+    from icenb.table.commit.v4_remove import V4Overwrite, validate_copy_on_write
 
     catalog, identifier = table._writable()
     producer = V4Overwrite(catalog, identifier, table.io, branch=branch,

@@ -7,7 +7,7 @@ Manifest with the ADDED Data File entry ... All previously existing entries are 
 EXISTING."*
 
 :class:`V4Append` is the v4 append: the commit loop, snapshot ids, sequence numbers, summary,
-retries and cleanup are :class:`~icenb.table.snapshot_producer.FastAppend`'s; only the tree
+retries and cleanup are :class:`~icenb.table.commit.producer.FastAppend`'s; only the tree
 written for an attempt differs (a root manifest instead of a manifest list, see
 :meth:`V4Append._write_tree`). An append of at most :data:`ROOT_ENTRY_LIMIT` files (table
 property, default :data:`DEFAULT_ROOT_ENTRY_LIMIT`) writes one metadata file: the new root.
@@ -37,7 +37,7 @@ from icenb.spec.manifest import DataFile, EntryStatus, FileContent
 from icenb.spec.properties import V4_ROOT_ENTRY_LIMIT, int_property
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.snapshot_producer import (
+from icenb.table.commit.producer import (
     FastAppend,
     _Tree,
     metadata_dir,
@@ -153,7 +153,7 @@ class V4Append(FastAppend):
         if parent is None:
             return []
         if parent.root_manifest is None:
-            from icenb.table.v4_upgrade import root_entries_of_manifest_list
+            from icenb.table.commit.v4_upgrade import root_entries_of_manifest_list
 
             return root_entries_of_manifest_list(self._io, base, parent)
         root = read_root_manifest(self._io, parent.root_manifest,
@@ -168,8 +168,8 @@ class V4Append(FastAppend):
         ``write.v4.compaction.*`` (docs/v4-layout.md §16). New leaves are attempt files."""
         if self._attempt is None:
             return carried
-        from icenb.table.v4_compaction import compact_root_entries
-        from icenb.table.v4_upgrade import legacy_leaf_reader
+        from icenb.table.commit.v4_compaction import compact_root_entries
+        from icenb.table.commit.v4_upgrade import legacy_leaf_reader
 
         snapshot_id, sequence_number, files = self._attempt
 

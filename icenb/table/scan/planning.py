@@ -270,7 +270,7 @@ def plan_files(
         empty = read_manifest_entries(io, [], metadata.format_version)
         return ScanPlan(None, schema, specs, expr, case_sensitive, empty, empty, ())
     if snapshot.root_manifest is not None:  # EXPERIMENTAL format version 4: a root manifest
-        from icenb.table.v4_planning import plan_root_manifest
+        from icenb.table.scan.v4_planning import plan_root_manifest
 
         return plan_root_manifest(io, metadata, snapshot, schema=schema, expr=expr, bound=bound,
                                   case_sensitive=case_sensitive, column_stats=column_stats,

@@ -48,10 +48,10 @@ from icenb.spec.manifest import (
 )
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.metadata_graph import resolve_snapshot
-from icenb.table.scan_planning import _content_files, match_deletes
-from icenb.table.v4_planning import entries_table
-from icenb.table.v4_upgrade import manifest_file_of
+from icenb.table.commit.v4_upgrade import manifest_file_of
+from icenb.table.explore.metadata_graph import resolve_snapshot
+from icenb.table.scan.planning import _content_files, match_deletes
+from icenb.table.scan.v4_planning import entries_table
 
 __all__ = [
     "HiddenManifests",

@@ -61,11 +61,11 @@ from icenb.spec.properties import (
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.scan_planning import _content_files
-from icenb.table.snapshot_producer import (
+from icenb.table.commit.producer import (
     SnapshotProducer,
     _add_totals,
 )
+from icenb.table.scan.planning import _content_files
 
 __all__ = [
     "DeleteFiles",

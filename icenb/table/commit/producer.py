@@ -46,6 +46,7 @@ from icenb.errors import (
 from icenb.io.file_io import FileIO, join_location
 from icenb.io.manifest_reader import read_manifest_list
 from icenb.io.manifest_writer import write_manifest, write_manifest_list
+from icenb.spec.arrow_schema import to_arrow_schema
 from icenb.spec.manifest import (
     DataFile,
     EntryStatus,
@@ -75,8 +76,7 @@ from icenb.spec.table_updates import (
     apply_updates,
     check_requirements,
 )
-from icenb.table.arrow_schema import to_arrow_schema
-from icenb.table.data_writer import location_provider, write_data_files
+from icenb.table.write.data_files import location_provider, write_data_files
 
 if TYPE_CHECKING:
     from icenb.table.table import Table

@@ -1,7 +1,10 @@
 """A read of one table state: a snapshot, a row filter and a column selection (immutable).
 
-Spec: "Scan Planning" (planning is :func:`~icenb.table.scan_planning.plan_files`, reading is
-:func:`~icenb.table.task_reader.read_plan`). Each refinement (``filter``, ``select``) returns a
+The package face is the :class:`Scan` facade; beside it ``planning`` (which files and deletes a
+scan needs), ``read`` (reading planned tasks) and ``v4_planning`` (EXPERIMENTAL root manifests).
+
+Spec: "Scan Planning" (planning is :func:`~icenb.table.scan.planning.plan_files`, reading is
+:func:`~icenb.table.scan.read.read_plan`). Each refinement (``filter``, ``select``) returns a
 new :class:`Scan`; nothing is read until ``plan``, ``to_arrow``, ``to_pandas`` or ``count``.
 
 Decisions: filters are parsed and bound when given, so a bad expression or an unknown column
@@ -31,8 +34,8 @@ from icenb.spec.schema import Schema
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import NestedField
 from icenb.table.engine import engine
-from icenb.table.scan_planning import ScanPlan, plan_files
-from icenb.table.task_reader import NameMapping, read_plan
+from icenb.table.scan.planning import ScanPlan, plan_files
+from icenb.table.scan.read import NameMapping, read_plan
 
 __all__ = ["NAME_MAPPING_PROPERTY", "Scan"]
 
@@ -207,7 +210,7 @@ class Scan:
 
     def _read(self, plan: ScanPlan) -> pa.Table:
         if self._snapshot_id is None:
-            from icenb.table.arrow_schema import to_arrow_schema
+            from icenb.spec.arrow_schema import to_arrow_schema
             return to_arrow_schema(self.schema).empty_table()
         return read_plan(self._io, plan, self.schema, name_mapping=self._name_mapping())
 

@@ -11,11 +11,12 @@ new files (root entries up to ``write.v4.root-entry-limit``, else one leaf per k
 a new DV for a data file that already has one replaces it: the old DV is removed as
 :class:`V4Overwrite` removes files (DELETED in the root, a manifest DV over its delete leaf).
 The new DV must hold the old one's positions (spec, "Deletion Vectors": at most one DV per data
-file), as :func:`icenb.table.row_level._write_position_deletes` writes it.
+file), as :func:`icenb.table.row_level.merge_on_read._write_position_deletes` writes it.
 
 Equality delete files (type 2, ``equality_ids``) are added the same way (proposal, "Adding data
 files": *"The same procedure is used for Equality Deletes or Delete Vectors"*):
-:func:`v4_equality_delta` is ``delete_by_key`` and ``upsert`` of :mod:`icenb.table.row_level`
+:func:`v4_equality_delta` is ``delete_by_key`` and ``upsert`` of
+:mod:`icenb.table.row_level.merge_on_read`
 on a v4 table (docs/v4-layout.md §15).
 """
 
@@ -35,14 +36,18 @@ from icenb.spec.manifest import DataFile, FileContent
 from icenb.spec.properties import int_property
 from icenb.spec.snapshot import Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.merging_producer import _Counts
-from icenb.table.snapshot_producer import (
+from icenb.table.commit.merging import _Counts
+from icenb.table.commit.producer import (
     CHANGED_PARTITION_COUNT,
     _add_totals,
     commit_snapshot,
 )
-from icenb.table.v4_producer import DEFAULT_ROOT_ENTRY_LIMIT, ROOT_ENTRY_LIMIT, content_entry_of
-from icenb.table.v4_remove import V4Overwrite
+from icenb.table.commit.v4_append import (
+    DEFAULT_ROOT_ENTRY_LIMIT,
+    ROOT_ENTRY_LIMIT,
+    content_entry_of,
+)
+from icenb.table.commit.v4_remove import V4Overwrite
 
 if TYPE_CHECKING:
     from icenb.spec.expressions import Expression
@@ -176,7 +181,7 @@ def validate_row_delta(producer: V4RowDelta, snapshot: Snapshot | None, expr: Ex
     the filter; the data files the new deletes reference must still exist; concurrent delete
     files the filter may match conflict, and concurrent appends it may match under
     ``serializable`` isolation (docs/v4-layout.md §13, §15)."""
-    from icenb.table.merging_producer import IsolationLevel
+    from icenb.table.commit.merging import IsolationLevel
 
     producer.validate_from_snapshot(None if snapshot is None else snapshot.snapshot_id)
     producer.conflict_detection_filter(expr)
@@ -199,7 +204,7 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
     against commits since ``snapshot`` as v3 (:func:`validate_row_delta`); a concurrent DV for
     a hit data file always conflicts."""
     from icenb.spec.expressions import ALWAYS_TRUE
-    from icenb.table.row_level import _write_position_deletes
+    from icenb.table.row_level.merge_on_read import _write_position_deletes
 
     catalog, identifier = table._writable()
     producer = V4RowDelta(catalog, identifier, table.io, branch=branch,
@@ -257,7 +262,7 @@ def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
     rows inherit the deletes' sequence number, so only older rows are deleted (spec: "Scan
     Planning"). None when there is nothing to commit. With ``isolation``, validated as v3
     with the keys as conflict filter (:func:`validate_row_delta`, docs/v4-layout.md §15)."""
-    from icenb.table.row_level import _equality_deletes, _key_filter
+    from icenb.table.row_level.merge_on_read import _equality_deletes, _key_filter
 
     catalog, identifier = table._writable()
     producer = V4RowDelta(catalog, identifier, table.io, branch=branch,

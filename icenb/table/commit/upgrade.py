@@ -49,7 +49,7 @@ def _check(metadata: TableMetadata, format_version: int) -> None:
 
 def upgrade_format_version(table: Table, format_version: int) -> bool:
     """Upgrade ``table`` to ``format_version`` in one commit; False when it already is."""
-    from icenb.table.table_update import MetadataChange, commit_change, uuid_requirement
+    from icenb.table.commit.metadata_change import MetadataChange, commit_change, uuid_requirement
 
     _check(table.metadata, format_version)
     if format_version == table.metadata.format_version:

@@ -26,7 +26,7 @@ from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import LazySequence, TableMetadata
 from icenb.spec.types import NestedField, NestedType
-from icenb.table.v4_planning import snapshot_entries
+from icenb.table.scan.v4_planning import snapshot_entries
 
 __all__ = [
     "FieldChange",

@@ -55,7 +55,7 @@ count (a partition with only such entries has ``spec_id`` 0).
 
 EXPERIMENTAL format-version 4 snapshots (root + leaf manifests, docs/v4-layout.md §18): the
 entry rows come from the root and its live leaves
-(:func:`~icenb.table.v4_planning.snapshot_entries`), a leaf entry a manifest DV removes reading
+(:func:`~icenb.table.scan.v4_planning.snapshot_entries`), a leaf entry a manifest DV removes reading
 DELETED; ``manifests`` lists the root's live leaves with ``manifest_dv_removed_count``; v4
 tables add ``manifest_path`` to the entries tables and ``root_manifest`` to ``snapshots``.
 
@@ -95,6 +95,7 @@ from icenb.io.manifest_reader import (
 )
 from icenb.io.orc_files import read_orc_file
 from icenb.io.puffin import read_deletion_vector
+from icenb.spec.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_schema, to_arrow_type
 from icenb.spec.content_entry import ContentType
 from icenb.spec.manifest import (
     EntryStatus,
@@ -111,10 +112,9 @@ from icenb.spec.snapshot import Snapshot, SnapshotRefType
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import NestedField, UnknownType
 from icenb.spec.values import from_bytes, to_human
-from icenb.table.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_schema, to_arrow_type
-from icenb.table.task_reader import project_table
-from icenb.table.v4_planning import SnapshotEntries, snapshot_entries
-from icenb.table.v4_upgrade import manifest_file_of
+from icenb.table.commit.v4_upgrade import manifest_file_of
+from icenb.table.scan.read import project_table
+from icenb.table.scan.v4_planning import SnapshotEntries, snapshot_entries
 
 if TYPE_CHECKING:
     from icenb.table.table import Table

@@ -640,7 +640,7 @@ class _Parts:
 
 def _real_leaf(io: FileIO, root_location: str) -> LeafSource:
     def read(e: ContentEntry) -> list[ContentEntry] | ManifestFile:
-        from icenb.table.v4_upgrade import manifest_file_of
+        from icenb.table.commit.v4_upgrade import manifest_file_of
 
         try:
             m = read_content_manifest(io, e.location, length=e.file_size_in_bytes)

@@ -287,7 +287,7 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
     then delete the files no kept snapshot references (``clean_files=False``: delete none).
     ``dry_run`` commits and deletes nothing; the result tells what would happen on the table
     as loaded."""
-    from icenb.table.table_update import MetadataChange, commit_change, uuid_requirement
+    from icenb.table.commit.metadata_change import MetadataChange, commit_change, uuid_requirement
 
     if retain_last is not None and (type(retain_last) is not int or retain_last < 1):
         raise ValidationError("retain_last must be at least 1", field="retain_last",

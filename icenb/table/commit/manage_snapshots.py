@@ -18,19 +18,20 @@ Resolution and Retry". Behaviour and checks follow Iceberg Java 1.10's ``ManageS
   (any operation); otherwise it re-adds the data files an ``append`` added, as a new ``append``
   snapshot (merging manifests per ``commit.manifest-merge.enabled``, as Java's merging
   ``CherryPickOperation``), or re-applies a dynamic partition overwrite
-  (``replace-partitions=true``) as a :class:`~icenb.table.merging_producer.ReplacePartitions`
+  (``replace-partitions=true``) as a :class:`~icenb.table.commit.merging.ReplacePartitions`
   whose parent must be an ancestor of the branch and whose partitions must not have changed
   since; the new snapshot's summary has ``source-snapshot-id`` (and ``published-wap-id`` for
   a ``wap.id``). On an EXPERIMENTAL v4 table the picked append is re-applied as a
-  :class:`~icenb.table.v4_producer.V4Append` (docs/v4-layout.md §17), a dynamic overwrite as
-  a :class:`~icenb.table.v4_replace_partitions.V4ReplacePartitions` (§20). A snapshot that
+  :class:`~icenb.table.commit.v4_append.V4Append` (docs/v4-layout.md §17), a dynamic overwrite as
+  a :class:`~icenb.table.commit.v4_replace_partitions.V4ReplacePartitions` (§20). A snapshot that
   is already an ancestor of the branch, or was already picked into it, or whose ``wap.id`` was
   already published there, is refused, as is any other operation.
 
 A ref change is one metadata commit ``[RemoveSnapshotRef..., SetSnapshotRef...]`` with
 ``AssertTableUUID`` and ``AssertRefSnapshotId`` for every ref the requests named (its snapshot
 when the requests were made, or absent). When another writer moved the table pointer the
-commit is retried on the new state (:func:`icenb.table.table_update.commit_change`), unless a
+commit is retried on the new state (:func:`icenb.table.commit.metadata_change.commit_change`),
+unless a
 named ref changed meanwhile: that raises ``CommitConflict`` (Java would re-apply a rollback on
 the new head; icenb refuses to discard a concurrent commit to the branch being reset).
 """
@@ -63,22 +64,22 @@ from icenb.spec.table_updates import (
     SetSnapshotRef,
     TableUpdate,
 )
-from icenb.table.merging_producer import (
+from icenb.table.commit.merging import (
     REPLACE_PARTITIONS,
     MergeAppend,
     ReplacePartitions,
     merge_enabled,
 )
-from icenb.table.snapshot_producer import (
+from icenb.table.commit.metadata_change import MetadataChange, commit_change, uuid_requirement
+from icenb.table.commit.producer import (
     FastAppend,
     SnapshotProducer,
     _Attempt,
     commit_snapshot,
     commit_to_table,
 )
-from icenb.table.table_update import MetadataChange, commit_change, uuid_requirement
-from icenb.table.v4_producer import V4Append
-from icenb.table.v4_replace_partitions import V4ReplacePartitions
+from icenb.table.commit.v4_append import V4Append
+from icenb.table.commit.v4_replace_partitions import V4ReplacePartitions
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -456,7 +457,7 @@ def create_branch(table: Table, name: str, snapshot_id: int | None = None, *,
 def _added_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
     """The data files ``snap`` added (entries ADDED by it, in manifests it wrote), ready to be
     added again: sequence numbers and row ids left to inheritance."""
-    from icenb.table.scan_planning import _content_files
+    from icenb.table.scan.planning import _content_files
 
     md = table.metadata
     if snap.root_manifest is not None:
@@ -483,7 +484,7 @@ def _added_v4_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
     it added (inheritance applied), as v3 files to add again (docs/v4-layout.md §17)."""
     from icenb.io.content_manifest import read_leaves, read_root_manifest
     from icenb.spec.content_entry import ContentType
-    from icenb.table.v4_planning import manifest_entry_of
+    from icenb.table.scan.v4_planning import manifest_entry_of
 
     md = table.metadata
     assert snap.root_manifest is not None

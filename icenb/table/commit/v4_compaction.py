@@ -38,7 +38,7 @@ from icenb.spec.properties import (
     int_property,
 )
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.merging_producer import pack_end
+from icenb.table.commit.merging import pack_end
 
 __all__ = [
     "COMPACTION_ENABLED",

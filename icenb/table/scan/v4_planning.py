@@ -1,5 +1,5 @@
 """Plan a scan of an EXPERIMENTAL format-version 4 snapshot (root manifest, leaf manifests,
-manifest DVs) into the same :class:`~icenb.table.scan_planning.ScanPlan` as v1-v3.
+manifest DVs) into the same :class:`~icenb.table.scan.planning.ScanPlan` as v1-v3.
 
 Source: the single-file-commits proposal (``shared/specs/v4-single-file-commits.txt``, "How
 does planning work?"): read the root; load the manifest DVs of the leaves to read; read those
@@ -83,14 +83,14 @@ from icenb.spec.schema import Schema
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import StructType
-from icenb.table.scan_planning import (
+from icenb.table.commit.v4_upgrade import manifest_file_of
+from icenb.table.scan.planning import (
     ScanPlan,
     _partition_type,
     _Projections,
     _select_files,
     match_deletes,
 )
-from icenb.table.v4_upgrade import manifest_file_of
 
 __all__ = [
     "SnapshotEntries",
@@ -571,7 +571,7 @@ def plan_root_manifest(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, 
                        case_sensitive: bool = True, column_stats: bool = True,
                        cache: ManifestCache | None = None) -> ScanPlan:
     """Plan a v4 snapshot (``snapshot.root_manifest`` set); called by
-    :func:`~icenb.table.scan_planning.plan_files`, whose arguments these are. Counters:
+    :func:`~icenb.table.scan.planning.plan_files`, whose arguments these are. Counters:
     ``manifests_total`` is the live leaf manifests the root lists, ``manifests_read`` those
     not pruned (the root itself, like a manifest list, is not counted)."""
     root_location = snapshot.root_manifest

@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 from icenb.errors import IcebergError, UnsupportedFeature, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.spec import values
+from icenb.spec.arrow_schema import FIELD_ID_KEY, arrow_field, to_arrow_schema, to_arrow_type
 from icenb.spec.arrow_types import primitive_arrow_type
 from icenb.spec.manifest import DataFile, FileContent, FileFormat
 from icenb.spec.metrics_config import MetricsConfig, MetricsMode
@@ -100,7 +101,6 @@ from icenb.spec.types import (
     UUIDType,
     VariantType,
 )
-from icenb.table.arrow_schema import FIELD_ID_KEY, arrow_field, to_arrow_schema, to_arrow_type
 
 __all__ = [
     "DEFAULT_COMPRESSION",
@@ -169,7 +169,7 @@ def _type_error(path: str, arr_type: pa.DataType, t: IcebergType,
 
 def _default_array(f: NestedField, n: int, path: str, format_version: int) -> pa.Array:
     """The column for a field the writer did not supply: its v3 write-default, null, or error."""
-    from icenb.table.arrow_schema import arrow_constant
+    from icenb.spec.arrow_schema import arrow_constant
 
     if format_version >= 3 and f.write_default is not None:
         return arrow_constant(f.field_type, f.write_default, n)

@@ -53,7 +53,7 @@ from icenb.spec.properties import (
 from icenb.spec.schema import Schema
 from icenb.spec.sort_order import UNSORTED
 from icenb.spec.types import DoubleType, FloatType, NestedField, PrimitiveType
-from icenb.table.data_writer import (
+from icenb.table.write.data_files import (
     LocationProvider,
     ParquetWriteOptions,
     _split_offsets,
@@ -230,7 +230,7 @@ def write_position_deletes(
 
 
 def _arrow_schema(schema: Schema) -> pa.Schema:
-    from icenb.table.arrow_schema import to_arrow_schema
+    from icenb.spec.arrow_schema import to_arrow_schema
 
     return to_arrow_schema(schema)
 
@@ -305,7 +305,7 @@ def load_positions(io: FileIO, delete: DataFile, data_file_path: str) -> npt.NDA
                                     delete.content_size_in_bytes,
                                     cardinality=delete.record_count,
                                     file=delete.file_path).to_numpy()
-    from icenb.table.task_reader import read_data_file
+    from icenb.table.scan.read import read_data_file
 
     rows = read_data_file(io, delete, POSITION_DELETE_SCHEMA)
     mine = pc.fill_null(pc.equal(rows.column(0), pa.scalar(data_file_path)), False)
@@ -389,7 +389,7 @@ def write_equality_deletes(
     config = MetricsConfig.from_properties(properties, key_schema)
     ids = tuple(f.field_id for f in fields)
     names = _Names(operation_id, partition_id, task_id)
-    from icenb.table.data_writer import _writer_table
+    from icenb.table.write.data_files import _writer_table
 
     written: list[str] = []
     out: list[DataFile] = []

@@ -58,7 +58,7 @@ from icenb.spec.table_updates import (
     apply_updates,
     check_requirements,
 )
-from icenb.table.snapshot_producer import RetryPolicy, refresh_on_error
+from icenb.table.commit.producer import RetryPolicy, refresh_on_error
 
 if TYPE_CHECKING:
     from icenb.table.table import Table

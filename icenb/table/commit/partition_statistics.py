@@ -55,6 +55,7 @@ from icenb.errors import (
 from icenb.io.avro import FIELD_ID_KEY, read_avro_tables
 from icenb.io.file_io import FileIO, join_location
 from icenb.io.manifest_reader import ManifestCache, read_manifest_entries, read_manifest_list
+from icenb.spec.arrow_schema import arrow_field_id, to_arrow_type
 from icenb.spec.manifest import EntryStatus, FileContent
 from icenb.spec.partition_spec import unified_partition_type
 from icenb.spec.properties import PARQUET_COMPRESSION
@@ -73,9 +74,8 @@ from icenb.spec.types import (
     StructType,
     UUIDType,
 )
-from icenb.table.arrow_schema import arrow_field_id, to_arrow_type
-from icenb.table.snapshot_producer import metadata_dir
-from icenb.table.v4_planning import snapshot_entries
+from icenb.table.commit.producer import metadata_dir
+from icenb.table.scan.v4_planning import snapshot_entries
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -432,7 +432,7 @@ def compute_and_register(table: Table, snapshot_id: int | None = None, *,
     """Compute, write and (``register``) commit the partition statistics of a snapshot of
     ``table`` (default: its current snapshot). A registered file for that snapshot is returned
     as is (as Java); a failed commit deletes the written file and leaves the table as it was."""
-    from icenb.table.table_update import MetadataChange, commit_change, uuid_requirement
+    from icenb.table.commit.metadata_change import MetadataChange, commit_change, uuid_requirement
 
     if register:
         table._writable()

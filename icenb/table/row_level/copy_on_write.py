@@ -4,14 +4,15 @@ A copy-on-write delete (Iceberg Java / Spark's ``write.delete.mode=copy-on-write
 default) plans the data files the filter may match (spec: Scan Planning), removes those whose
 rows all match, and rewrites those where only some rows match: their live rows (current
 deletes applied) that do not match are written to new data files, and the old file is removed,
-all in one ``overwrite`` snapshot (:class:`~icenb.table.merging_producer.OverwriteFiles`).
+all in one ``overwrite`` snapshot (:class:`~icenb.table.commit.merging.OverwriteFiles`).
 Conflict detection follows Spark's copy-on-write commit: validation from the scanned snapshot
 with the filter as conflict detection filter; concurrent deletes always conflict; concurrent
 appends of possibly matching rows conflict under ``serializable`` isolation
 (``write.delete.isolation-level``, the default) and are kept under ``snapshot``.
 
 Rows where the filter is null (e.g. ``x > 1`` with ``x`` null) do not match and are kept, as
-Iceberg expressions evaluate them. A copy-on-write update (:func:`icenb.table.row_level.update`)
+Iceberg expressions evaluate them. A copy-on-write update
+(:func:`icenb.table.row_level.merge_on_read.update`)
 uses the same plan with the matching rows read too, and writes them back changed.
 """
 
@@ -31,7 +32,7 @@ from icenb.spec.manifest import DataFile
 from icenb.spec.properties import WRITE_DELETE_MODE, WRITE_UPDATE_MODE
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.merging_producer import (
+from icenb.table.commit.merging import (
     DeleteFiles,
     IsolationLevel,
     MergingSnapshotProducer,
@@ -41,10 +42,10 @@ from icenb.table.merging_producer import (
     _FileFilter,
     isolation_level,
 )
+from icenb.table.commit.producer import branch_snapshot, commit_snapshot
 from icenb.table.scan import Scan
-from icenb.table.scan_planning import plan_files
-from icenb.table.snapshot_producer import branch_snapshot, commit_snapshot
-from icenb.table.task_reader import read_task
+from icenb.table.scan.planning import plan_files
+from icenb.table.scan.read import read_task
 
 if TYPE_CHECKING:
     from icenb.io.file_io import FileIO
@@ -158,7 +159,7 @@ def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BR
     no row matched (no snapshot is added). When only whole files go, the snapshot is a
     ``delete`` (Java's ``DeleteFiles``), else an ``overwrite``."""
     if table.metadata.format_version >= 4:  # EXPERIMENTAL v4: root entries / manifest DVs
-        from icenb.table.v4_remove import v4_delete_rows
+        from icenb.table.commit.v4_remove import v4_delete_rows
 
         return v4_delete_rows(table, filter, branch=branch,
                               snapshot_properties=snapshot_properties,
@@ -196,7 +197,7 @@ def overwrite_rows(table: Table, data: Any, filter: str | Expression | None = No
     ``overwriteByRowFilter(alwaysTrue)``, re-applied on conflicts); with one, matching rows
     are deleted copy-on-write (see :func:`delete_rows`) and ``data`` added."""
     if table.metadata.format_version >= 4:  # EXPERIMENTAL v4: root entries / manifest DVs
-        from icenb.table.v4_remove import v4_overwrite_rows
+        from icenb.table.commit.v4_remove import v4_overwrite_rows
 
         return v4_overwrite_rows(table, data, filter, branch=branch,
                                  snapshot_properties=snapshot_properties,

@@ -2,7 +2,7 @@
 
 Spec, "Commit Conflict Resolution and Retry": a writer that retries *"must ... check that the
 assumptions of the operation still hold"*. v3 reads the manifests each snapshot since the
-operation's start added (:class:`~icenb.table.merging_producer.MergingSnapshotProducer`); on v4
+operation's start added (:class:`~icenb.table.commit.merging.MergingSnapshotProducer`); on v4
 a snapshot's changes are in its root manifest (proposal, "Commit Procedure"): file entries with
 status ADDED / DELETED, ADDED leaf manifests (their ADDED entries), and new manifest DVs whose
 ordinals (minus those of the DV they replace in the same root) remove leaf entries
@@ -10,7 +10,7 @@ ordinals (minus those of the DV they replace in the same root) remove leaf entri
 
 :func:`snapshots_since` walks the parent chain; :func:`snapshot_changes` reads one snapshot;
 :func:`added_files_since` / :func:`removed_files_since` give v3 :class:`DataFile` objects (via
-:func:`~icenb.table.v4_planning.manifest_entry_of`) with the snapshot that changed them.
+:func:`~icenb.table.scan.v4_planning.manifest_entry_of`) with the snapshot that changed them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from icenb.spec.expressions import AlwaysTrue, Expression
 from icenb.spec.manifest import DataFile, EntryStatus, FileContent
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.merging_producer import (
+from icenb.table.commit.merging import (
     _ADDED_DATA_OPS,
     _DELETED_DATA_OPS,
     _NEW_DELETE_OPS,
@@ -36,8 +36,8 @@ from icenb.table.merging_producer import (
     _FileFilter,
     read_entries,
 )
-from icenb.table.v4_planning import manifest_entry_of
-from icenb.table.v4_upgrade import legacy_leaf_reader
+from icenb.table.commit.v4_upgrade import legacy_leaf_reader
+from icenb.table.scan.v4_planning import manifest_entry_of
 
 __all__ = [
     "SnapshotChanges",
@@ -192,9 +192,9 @@ def _message(snapshot: Snapshot, what: str, expr: Expression) -> str:
 
 class V4Validation:
     """Conflict validation of a v4 producer against the snapshots committed since its start,
-    with v3's settings and rules (:class:`~icenb.table.merging_producer.MergingSnapshotProducer`
-    for copy-on-write, :class:`~icenb.table.merging_producer.RowDelta` when
-    :attr:`_row_delta_rules`); mixed into :class:`~icenb.table.v4_remove.V4Overwrite`, which
+    with v3's settings and rules (:class:`~icenb.table.commit.merging.MergingSnapshotProducer`
+    for copy-on-write, :class:`~icenb.table.commit.merging.RowDelta` when
+    :attr:`_row_delta_rules`); mixed into :class:`~icenb.table.commit.v4_remove.V4Overwrite`, which
     calls :meth:`_validate_concurrent` once per attempt (docs/v4-layout.md §12, §13, §15)."""
 
     _io: FileIO

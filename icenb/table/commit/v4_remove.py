@@ -12,7 +12,7 @@ becomes DELETED in the new root; a removed leaf entry is marked by a manifest DV
 (unioned with the leaf's live DV, which becomes DELETED); a leaf is never rewritten. Data DVs of
 removed data files go with them (proposal, "Removing Data Files": *"requires removing any
 corresponding DV to prevent orphans"*). :func:`v4_delete_rows` / :func:`v4_overwrite_rows` are
-the copy-on-write delete and overwrite of :mod:`icenb.table.copy_on_write` for v4 tables.
+the copy-on-write delete and overwrite of :mod:`icenb.table.row_level.copy_on_write` for v4 tables.
 """
 
 from __future__ import annotations
@@ -41,18 +41,18 @@ from icenb.spec.expressions import ALWAYS_TRUE, Expression
 from icenb.spec.manifest import DataFile, EntryStatus, FieldSummary, FileContent
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.merging_producer import _Counts
-from icenb.table.snapshot_producer import (
+from icenb.table.commit.merging import _Counts
+from icenb.table.commit.producer import (
     CHANGED_PARTITION_COUNT,
     _add_totals,
     _Tree,
     commit_snapshot,
     metadata_dir,
 )
-from icenb.table.v4_planning import manifest_entry_of
-from icenb.table.v4_producer import V4Append
-from icenb.table.v4_upgrade import legacy_leaf_reader, root_entries_of_manifest_list
-from icenb.table.v4_validation import V4Validation
+from icenb.table.commit.v4_append import V4Append
+from icenb.table.commit.v4_upgrade import legacy_leaf_reader, root_entries_of_manifest_list
+from icenb.table.commit.v4_validation import V4Validation
+from icenb.table.scan.v4_planning import manifest_entry_of
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -192,7 +192,7 @@ class V4Overwrite(V4Validation, V4Append):
             return
         if parent.snapshot_id == first:
             return
-        from icenb.table.v4_validation import snapshot_changes, snapshots_since
+        from icenb.table.commit.v4_validation import snapshot_changes, snapshots_since
 
         added: dict[str, DataFile] = {}
         gone: set[str] = set()
@@ -463,7 +463,7 @@ def validate_copy_on_write(producer: V4Overwrite, metadata: TableMetadata,
     the scanned snapshot, with the filter; concurrent deletes for replaced files conflict,
     concurrent appends the filter may match too under ``serializable`` isolation
     (``write.<operation>.isolation-level``, docs/v4-layout.md §12)."""
-    from icenb.table.merging_producer import IsolationLevel, isolation_level
+    from icenb.table.commit.merging import IsolationLevel, isolation_level
 
     if snapshot_id is not None:
         producer.validate_from_snapshot(snapshot_id)
@@ -478,7 +478,7 @@ def _stage(producer: V4Overwrite, table: Table, filter: str | Expression, branch
     """Have ``producer`` remove the files holding rows matching ``filter`` and write back
     their other live rows (a data file is rewritten, never a leaf manifest), validated as a
     copy-on-write change of ``filter`` when ``validate``; whether any row matched."""
-    from icenb.table.copy_on_write import plan_copy_on_write
+    from icenb.table.row_level.copy_on_write import plan_copy_on_write
 
     md = table.metadata
     plan = plan_copy_on_write(table.io, md, filter, branch=branch,

@@ -78,8 +78,8 @@ def legacy_leaf_reader(io: FileIO, metadata: TableMetadata) -> LegacyLeafReader:
     every inherited value (snapshot id, sequence numbers, first row id) explicit, as v3's
     reader resolves them from the root entry (:func:`manifest_file_of`). Position delete files
     that are not DVs have no v4 form (``UnsupportedFeature``)."""
-    from icenb.table.merging_producer import read_entries
-    from icenb.table.v4_producer import content_entry_of
+    from icenb.table.commit.merging import read_entries
+    from icenb.table.commit.v4_append import content_entry_of
 
     def read(root_entry: ContentEntry) -> Sequence[ContentEntry]:
         out = []

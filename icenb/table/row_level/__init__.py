@@ -1,0 +1,2 @@
+"""Row-level changes (spec: "Row-level Deletes"): copy-on-write rewrites and merge-on-read deletes,
+updates and upserts."""
