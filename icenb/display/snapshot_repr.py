@@ -19,6 +19,30 @@ from icenb.display.schema_repr import fold_html, fold_text, sort_order_fragment,
 from icenb.errors import IcebergError
 from icenb.options import get_options
 from icenb.spec.snapshot import (
+    ADDED_DATA_FILES,
+    ADDED_DELETE_FILES,
+    ADDED_DVS,
+    ADDED_EQ_DELETE_FILES,
+    ADDED_EQ_DELETES,
+    ADDED_FILE_SIZE,
+    ADDED_POS_DELETE_FILES,
+    ADDED_POS_DELETES,
+    ADDED_RECORDS,
+    DELETED_DATA_FILES,
+    DELETED_RECORDS,
+    REMOVED_DELETE_FILES,
+    REMOVED_DVS,
+    REMOVED_EQ_DELETE_FILES,
+    REMOVED_EQ_DELETES,
+    REMOVED_FILE_SIZE,
+    REMOVED_POS_DELETE_FILES,
+    REMOVED_POS_DELETES,
+    TOTAL_DATA_FILES,
+    TOTAL_DELETE_FILES,
+    TOTAL_EQ_DELETES,
+    TOTAL_FILE_SIZE,
+    TOTAL_POS_DELETES,
+    TOTAL_RECORDS,
     BlobMetadata,
     MetadataLogEntry,
     PartitionStatisticsFile,
@@ -45,19 +69,19 @@ __all__ = [
 # Appendix F "Optional Snapshot Summary Fields": (label, added key, removed key, total key,
 # is a byte size). ``added-dvs``/``removed-dvs`` are written by v3 writers (deletion vectors).
 SUMMARY_GROUPS: tuple[tuple[str, str | None, str | None, str | None, bool], ...] = (
-    ("data files", "added-data-files", "deleted-data-files", "total-data-files", False),
-    ("delete files", "added-delete-files", "removed-delete-files", "total-delete-files", False),
-    ("position delete files", "added-position-delete-files", "removed-position-delete-files",
+    ("data files", ADDED_DATA_FILES, DELETED_DATA_FILES, TOTAL_DATA_FILES, False),
+    ("delete files", ADDED_DELETE_FILES, REMOVED_DELETE_FILES, TOTAL_DELETE_FILES, False),
+    ("position delete files", ADDED_POS_DELETE_FILES, REMOVED_POS_DELETE_FILES,
      None, False),
-    ("equality delete files", "added-equality-delete-files", "removed-equality-delete-files",
+    ("equality delete files", ADDED_EQ_DELETE_FILES, REMOVED_EQ_DELETE_FILES,
      None, False),
-    ("deletion vectors", "added-dvs", "removed-dvs", None, False),
-    ("records", "added-records", "deleted-records", "total-records", False),
-    ("position deletes", "added-position-deletes", "removed-position-deletes",
-     "total-position-deletes", False),
-    ("equality deletes", "added-equality-deletes", "removed-equality-deletes",
-     "total-equality-deletes", False),
-    ("size", "added-files-size", "removed-files-size", "total-files-size", True),
+    ("deletion vectors", ADDED_DVS, REMOVED_DVS, None, False),
+    ("records", ADDED_RECORDS, DELETED_RECORDS, TOTAL_RECORDS, False),
+    ("position deletes", ADDED_POS_DELETES, REMOVED_POS_DELETES,
+     TOTAL_POS_DELETES, False),
+    ("equality deletes", ADDED_EQ_DELETES, REMOVED_EQ_DELETES,
+     TOTAL_EQ_DELETES, False),
+    ("size", ADDED_FILE_SIZE, REMOVED_FILE_SIZE, TOTAL_FILE_SIZE, True),
 )
 _GROUPED = frozenset(k for g in SUMMARY_GROUPS for k in g[1:4] if isinstance(k, str))
 
@@ -304,8 +328,8 @@ def _snapshot_row(md: TableMetadata, s: Snapshot, heads: Mapping[int, list[str]]
     if s.snapshot_id == md.current_snapshot_id and "main" not in refs:
         badges += h.badge("current", "current")
     summ = s.summary
-    added = summ.get("added-records") if summ is not None else None
-    total = summ.get("total-records") if summ is not None else None
+    added = summ.get(ADDED_RECORDS) if summ is not None else None
+    total = summ.get(TOTAL_RECORDS) if summ is not None else None
     html = [h.code(s.snapshot_id) + (" " + badges if badges else ""),
             h.esc(fmt.timestamp(s.timestamp_ms)), operation_badge(s.operation),
             h.esc(s.sequence_number), h.esc(_num(added, False)), h.esc(_num(total, False))]

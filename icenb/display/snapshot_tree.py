@@ -22,14 +22,24 @@ from icenb.display.dot import Dot
 from icenb.display.graph import Graph, GraphNode
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
-from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotRef
+from icenb.spec.snapshot import (
+    ADDED_DATA_FILES,
+    ADDED_DELETE_FILES,
+    ADDED_RECORDS,
+    DELETED_DATA_FILES,
+    DELETED_RECORDS,
+    MAIN_BRANCH,
+    PUBLISHED_WAP_ID,
+    REMOVED_DELETE_FILES,
+    SOURCE_SNAPSHOT_ID,
+    WAP_ID,
+    Snapshot,
+    SnapshotRef,
+)
 from icenb.table.explore.history import Snapshots
 
 __all__ = ["TreeLayout", "layout", "snapshot_tree", "summary_counts"]
 
-SOURCE_SNAPSHOT_ID = "source-snapshot-id"   # cherry-pick source (Java SnapshotSummary)
-PUBLISHED_WAP_ID = "published-wap-id"
-WAP_ID = "wap.id"
 _MAX_REF_NAMES = 3   # ref names listed in one label node before "+N more"
 
 
@@ -48,10 +58,10 @@ def summary_counts(summary: Mapping[str, str] | None) -> str:
         n = num(key)
         return None if not n else sign + fmt.plural(n, word, words)
 
-    added = [part("+", "added-data-files", "file"), part("+", "added-records", "row"),
-             part("+", "added-delete-files", "delete file")]
-    removed = [part("-", "deleted-data-files", "file"), part("-", "deleted-records", "row"),
-               part("-", "removed-delete-files", "delete file")]
+    added = [part("+", ADDED_DATA_FILES, "file"), part("+", ADDED_RECORDS, "row"),
+             part("+", ADDED_DELETE_FILES, "delete file")]
+    removed = [part("-", DELETED_DATA_FILES, "file"), part("-", DELETED_RECORDS, "row"),
+               part("-", REMOVED_DELETE_FILES, "delete file")]
     sides = [" ".join(p for p in side if p) for side in (added, removed)]
     return " / ".join(s for s in sides if s)
 

@@ -21,7 +21,25 @@ from icenb.display import text as tx
 from icenb.display.registry import Rendered, register, render
 from icenb.options import get_options
 from icenb.spec.schema import Schema
-from icenb.spec.snapshot import MAIN_BRANCH, Snapshot, SnapshotRef
+from icenb.spec.snapshot import (
+    ADDED_DATA_FILES,
+    ADDED_DELETE_FILES,
+    ADDED_EQ_DELETES,
+    ADDED_POS_DELETES,
+    ADDED_RECORDS,
+    DELETED_DATA_FILES,
+    DELETED_RECORDS,
+    MAIN_BRANCH,
+    REMOVED_DELETE_FILES,
+    REMOVED_EQ_DELETES,
+    REMOVED_POS_DELETES,
+    TOTAL_DATA_FILES,
+    TOTAL_DELETE_FILES,
+    TOTAL_FILE_SIZE,
+    TOTAL_RECORDS,
+    Snapshot,
+    SnapshotRef,
+)
 from icenb.spec.table_metadata import LazySequence, TableMetadata
 from icenb.table.commit.expire_snapshots import FILE_KINDS, ExpireSnapshotsResult
 from icenb.table.commit.manage_snapshots import ManageSnapshots
@@ -34,7 +52,7 @@ __all__ = ["Listing", "folded_table", "recent_snapshots", "ref_listing", "retent
 T = TypeVar("T")
 
 #: Snapshot summary keys of the table totals (spec: "Snapshot Summary", Metrics).
-_TOTALS = ("total-records", "total-data-files", "total-delete-files", "total-files-size")
+_TOTALS = (TOTAL_RECORDS, TOTAL_DATA_FILES, TOTAL_DELETE_FILES, TOTAL_FILE_SIZE)
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -90,13 +108,13 @@ def snapshot_changes(snap: Snapshot) -> tuple[str, str]:
     added/removed-equality-deletes). Parts the summary lacks are left out; ``-`` if all are.
     """
     s = snap.summary
-    data = _signed(_int(s, "added-data-files"), _int(s, "deleted-data-files"))
-    dels = _signed(_int(s, "added-delete-files"), _int(s, "removed-delete-files"))
+    data = _signed(_int(s, ADDED_DATA_FILES), _int(s, DELETED_DATA_FILES))
+    dels = _signed(_int(s, ADDED_DELETE_FILES), _int(s, REMOVED_DELETE_FILES))
     files = [x for x in (data if data != "0" or dels is None else None,
                          f"{dels} delete" if dels not in (None, "0") else None) if x]
-    rows = _signed(_int(s, "added-records"), _int(s, "deleted-records"))
-    pos = _signed(_int(s, "added-position-deletes"), _int(s, "removed-position-deletes"))
-    eq = _signed(_int(s, "added-equality-deletes"), _int(s, "removed-equality-deletes"))
+    rows = _signed(_int(s, ADDED_RECORDS), _int(s, DELETED_RECORDS))
+    pos = _signed(_int(s, ADDED_POS_DELETES), _int(s, REMOVED_POS_DELETES))
+    eq = _signed(_int(s, ADDED_EQ_DELETES), _int(s, REMOVED_EQ_DELETES))
     records = [x for x in (rows,
                            f"{pos} pos. deletes" if pos not in (None, "0") else None,
                            f"{eq} eq. deletes" if eq not in (None, "0") else None) if x]
@@ -190,10 +208,10 @@ def _summary_line(md: TableMetadata) -> tuple[str, str]:
     def counted(n: int | None, word: str) -> str:
         return f"{fmt.count(n)} {word}" if n is None else fmt.plural(n, word)
 
-    parts = [counted(values["total-records"], "row"),
-             counted(values["total-data-files"], "data file"),
-             counted(values["total-delete-files"], "delete file"),
-             fmt.size(values["total-files-size"])]
+    parts = [counted(values[TOTAL_RECORDS], "row"),
+             counted(values[TOTAL_DATA_FILES], "data file"),
+             counted(values[TOTAL_DELETE_FILES], "delete file"),
+             fmt.size(values[TOTAL_FILE_SIZE])]
     text = " · ".join(parts)
     return f"<div>{h.esc(text)}</div>", text
 

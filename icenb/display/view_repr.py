@@ -17,6 +17,7 @@ from icenb.display.registry import Rendered, register, render
 from icenb.display.schema_repr import fold_html, fold_text
 from icenb.display.snapshot_repr import properties_fragment
 from icenb.options import get_options
+from icenb.spec.snapshot import ENGINE_NAME  # also a view version summary key
 from icenb.spec.view_metadata import (
     DraftSQLViewRepresentation,
     DraftViewMetadata,
@@ -137,7 +138,7 @@ def view_version_repr(v: ViewVersion | DraftViewVersion) -> Rendered:
 
 def _engine(summary: Mapping[str, str]) -> str:
     """``engine-name engine-version`` from a version summary (draft: ``engineVersion``)."""
-    name = summary.get("engine-name", "")
+    name = summary.get(ENGINE_NAME, "")
     version = summary.get("engine-version") or summary.get("engineVersion") or ""
     return f"{name} {version}".strip()
 

@@ -43,7 +43,37 @@ from icenb.spec._json_fields import (
 )
 
 __all__ = [
+    "ADDED_DATA_FILES",
+    "ADDED_DELETE_FILES",
+    "ADDED_DVS",
+    "ADDED_EQ_DELETES",
+    "ADDED_EQ_DELETE_FILES",
+    "ADDED_FILE_SIZE",
+    "ADDED_POS_DELETES",
+    "ADDED_POS_DELETE_FILES",
+    "ADDED_RECORDS",
+    "CHANGED_PARTITION_COUNT",
+    "DELETED_DATA_FILES",
+    "DELETED_RECORDS",
+    "ENGINE_NAME",
+    "PUBLISHED_WAP_ID",
+    "REMOVED_DELETE_FILES",
+    "REMOVED_DVS",
+    "REMOVED_EQ_DELETES",
+    "REMOVED_EQ_DELETE_FILES",
+    "REMOVED_FILE_SIZE",
+    "REMOVED_POS_DELETES",
+    "REMOVED_POS_DELETE_FILES",
+    "REPLACE_PARTITIONS",
     "ROOT_MANIFEST_KEY",
+    "SOURCE_SNAPSHOT_ID",
+    "TOTAL_DATA_FILES",
+    "TOTAL_DELETE_FILES",
+    "TOTAL_EQ_DELETES",
+    "TOTAL_FILE_SIZE",
+    "TOTAL_POS_DELETES",
+    "TOTAL_RECORDS",
+    "WAP_ID",
     "BlobMetadata",
     "EncryptedKey",
     "MetadataLogEntry",
@@ -120,6 +150,42 @@ def _check_long(value: Any, name: str, *, optional: bool = False, positive: bool
 
 
 # --------------------------------------------------------------------------- operations, summary
+
+
+
+# --------------------------------------------------------------------------- summary keys
+# Snapshot summary keys (spec: "Snapshots" ``summary``; the optional keys and their names
+# are Iceberg Java's SnapshotSummary), declared once for the producers and the pictures.
+ADDED_DATA_FILES = "added-data-files"
+DELETED_DATA_FILES = "deleted-data-files"
+ADDED_DELETE_FILES = "added-delete-files"
+REMOVED_DELETE_FILES = "removed-delete-files"
+ADDED_EQ_DELETE_FILES = "added-equality-delete-files"
+REMOVED_EQ_DELETE_FILES = "removed-equality-delete-files"
+ADDED_POS_DELETE_FILES = "added-position-delete-files"
+REMOVED_POS_DELETE_FILES = "removed-position-delete-files"
+ADDED_DVS = "added-dvs"
+REMOVED_DVS = "removed-dvs"
+ADDED_RECORDS = "added-records"
+DELETED_RECORDS = "deleted-records"
+ADDED_FILE_SIZE = "added-files-size"
+REMOVED_FILE_SIZE = "removed-files-size"
+ADDED_POS_DELETES = "added-position-deletes"
+REMOVED_POS_DELETES = "removed-position-deletes"
+ADDED_EQ_DELETES = "added-equality-deletes"
+REMOVED_EQ_DELETES = "removed-equality-deletes"
+CHANGED_PARTITION_COUNT = "changed-partition-count"
+REPLACE_PARTITIONS = "replace-partitions"
+TOTAL_RECORDS = "total-records"
+TOTAL_FILE_SIZE = "total-files-size"
+TOTAL_DATA_FILES = "total-data-files"
+TOTAL_DELETE_FILES = "total-delete-files"
+TOTAL_POS_DELETES = "total-position-deletes"
+TOTAL_EQ_DELETES = "total-equality-deletes"
+ENGINE_NAME = "engine-name"
+SOURCE_SNAPSHOT_ID = "source-snapshot-id"
+PUBLISHED_WAP_ID = "published-wap-id"
+WAP_ID = "wap.id"
 
 
 class Operation(str, Enum):

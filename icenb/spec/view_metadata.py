@@ -126,6 +126,7 @@ from icenb.spec._json_fields import (
 )
 from icenb.spec.properties import REPLACE_DROP_DIALECT_ALLOWED, VERSION_HISTORY_SIZE
 from icenb.spec.schema import Schema, schema_from_json, schema_to_json
+from icenb.spec.snapshot import ENGINE_NAME  # also a view version summary key
 
 __all__ = [
     "REPLACE_DROP_DIALECT_ALLOWED",
@@ -352,7 +353,7 @@ class ViewVersion:
 
     @property
     def engine_name(self) -> str | None:
-        return self.summary.get("engine-name")
+        return self.summary.get(ENGINE_NAME)
 
     @property
     def engine_version(self) -> str | None:

@@ -58,6 +58,7 @@ from typing import Any, TypeAlias
 from icenb.errors import NotFound, UnsupportedVersion, ValidationError
 from icenb.spec._json_fields import INT_MAX, INT_MIN
 from icenb.spec.schema import Schema
+from icenb.spec.snapshot import ENGINE_NAME  # also a view version summary key
 from icenb.spec.view_metadata import (
     REPLACE_DROP_DIALECT_ALLOWED,
     REPLACE_DROP_DIALECT_ALLOWED_DEFAULT,
@@ -175,7 +176,7 @@ def _summary(summary: Mapping[str, Any] | None, operation: str | None, engine_na
     if operation is not None:
         out[_OPERATION] = _check_str(operation, "operation")
     if engine_name is not None:
-        out["engine-name"] = _check_str(engine_name, "engine-name")
+        out[ENGINE_NAME] = _check_str(engine_name, ENGINE_NAME)
     if engine_version is not None:
         out["engine-version"] = _check_str(engine_version, "engine-version")
     return out

@@ -26,6 +26,18 @@ from icenb.display.metadata_tree import metadata_tree_figure
 from icenb.display.snapshot_tree import fold_members, snapshot_tree
 from icenb.display.timeline import snapshot_strip
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
+from icenb.spec.snapshot import (
+    ADDED_DATA_FILES,
+    ADDED_DELETE_FILES,
+    ADDED_EQ_DELETES,
+    ADDED_POS_DELETES,
+    ADDED_RECORDS,
+    DELETED_DATA_FILES,
+    DELETED_RECORDS,
+    TOTAL_DATA_FILES,
+    TOTAL_DELETE_FILES,
+    TOTAL_RECORDS,
+)
 from icenb.table import Table, timestamp_to_ms
 from icenb.widgets.graph_view import GraphView
 from icenb.widgets.panels import (
@@ -482,9 +494,9 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
             rows.append(("manifest list", h.code(snap.manifest_list)))
         if snap.root_manifest:
             rows.append(("root manifest", h.code(snap.root_manifest)))
-        keys = ("added-data-files", "deleted-data-files", "added-delete-files",
-                "added-records", "deleted-records", "total-records", "total-data-files",
-                "total-delete-files", "added-position-deletes", "added-equality-deletes")
+        keys = (ADDED_DATA_FILES, DELETED_DATA_FILES, ADDED_DELETE_FILES,
+                ADDED_RECORDS, DELETED_RECORDS, TOTAL_RECORDS, TOTAL_DATA_FILES,
+                TOTAL_DELETE_FILES, ADDED_POS_DELETES, ADDED_EQ_DELETES)
         for k in keys:
             if k in summary:
                 rows.append((k, h.esc(summary[k])))
@@ -628,9 +640,9 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
             ("operation", lambda s: s.operation),
             ("sequence number", lambda s: s.sequence_number),
             ("schema id", lambda s: s.schema_id),
-            ("total records", lambda s: (s.summary or {}).get("total-records")),
-            ("total data files", lambda s: (s.summary or {}).get("total-data-files")),
-            ("total delete files", lambda s: (s.summary or {}).get("total-delete-files")),
+            ("total records", lambda s: (s.summary or {}).get(TOTAL_RECORDS)),
+            ("total data files", lambda s: (s.summary or {}).get(TOTAL_DATA_FILES)),
+            ("total delete files", lambda s: (s.summary or {}).get(TOTAL_DELETE_FILES)),
         ]
         if md.format_version >= 3:
             fields.append(("first row id", lambda s: s.first_row_id))

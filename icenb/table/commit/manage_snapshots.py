@@ -55,7 +55,17 @@ from icenb.errors import (
 )
 from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
 from icenb.spec.manifest import DataFile, EntryStatus, FileContent
-from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot, SnapshotRef, SnapshotRefType
+from icenb.spec.snapshot import (
+    MAIN_BRANCH,
+    PUBLISHED_WAP_ID,
+    REPLACE_PARTITIONS,
+    SOURCE_SNAPSHOT_ID,
+    WAP_ID,
+    Operation,
+    Snapshot,
+    SnapshotRef,
+    SnapshotRefType,
+)
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.table_updates import (
     AssertRefSnapshotId,
@@ -65,7 +75,6 @@ from icenb.spec.table_updates import (
     TableUpdate,
 )
 from icenb.table.commit.merging import (
-    REPLACE_PARTITIONS,
     MergeAppend,
     ReplacePartitions,
     merge_enabled,
@@ -97,9 +106,6 @@ __all__ = [
 ]
 
 # Snapshot summary keys (Java's SnapshotSummary).
-SOURCE_SNAPSHOT_ID = "source-snapshot-id"
-PUBLISHED_WAP_ID = "published-wap-id"
-WAP_ID = "wap.id"
 
 
 

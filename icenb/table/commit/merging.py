@@ -59,7 +59,37 @@ from icenb.spec.properties import (
     int_property,
 )
 from icenb.spec.schema import Schema
-from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
+from icenb.spec.snapshot import (
+    ADDED_DATA_FILES,
+    ADDED_DELETE_FILES,
+    ADDED_DVS,
+    ADDED_EQ_DELETE_FILES,
+    ADDED_EQ_DELETES,
+    ADDED_FILE_SIZE,
+    ADDED_POS_DELETE_FILES,
+    ADDED_POS_DELETES,
+    ADDED_RECORDS,
+    CHANGED_PARTITION_COUNT,
+    DELETED_DATA_FILES,
+    DELETED_RECORDS,
+    MAIN_BRANCH,
+    REMOVED_DELETE_FILES,
+    REMOVED_DVS,
+    REMOVED_EQ_DELETE_FILES,
+    REMOVED_EQ_DELETES,
+    REMOVED_FILE_SIZE,
+    REMOVED_POS_DELETE_FILES,
+    REMOVED_POS_DELETES,
+    REPLACE_PARTITIONS,
+    TOTAL_DATA_FILES,
+    TOTAL_DELETE_FILES,
+    TOTAL_EQ_DELETES,
+    TOTAL_FILE_SIZE,
+    TOTAL_POS_DELETES,
+    TOTAL_RECORDS,
+    Operation,
+    Snapshot,
+)
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.producer import (
     SnapshotProducer,
@@ -84,26 +114,6 @@ _DEFAULT_MIN_MERGE_COUNT = 100
 _DEFAULT_TARGET_SIZE = 8 * 1024 * 1024
 
 # Summary keys (Java's SnapshotSummary).
-ADDED_FILE_SIZE = "added-files-size"
-REMOVED_FILE_SIZE = "removed-files-size"
-ADDED_DATA_FILES = "added-data-files"
-DELETED_DATA_FILES = "deleted-data-files"
-ADDED_EQ_DELETE_FILES = "added-equality-delete-files"
-REMOVED_EQ_DELETE_FILES = "removed-equality-delete-files"
-ADDED_POS_DELETE_FILES = "added-position-delete-files"
-REMOVED_POS_DELETE_FILES = "removed-position-delete-files"
-ADDED_DVS = "added-dvs"
-REMOVED_DVS = "removed-dvs"
-ADDED_DELETE_FILES = "added-delete-files"
-REMOVED_DELETE_FILES = "removed-delete-files"
-ADDED_RECORDS = "added-records"
-DELETED_RECORDS = "deleted-records"
-ADDED_POS_DELETES = "added-position-deletes"
-REMOVED_POS_DELETES = "removed-position-deletes"
-ADDED_EQ_DELETES = "added-equality-deletes"
-REMOVED_EQ_DELETES = "removed-equality-deletes"
-CHANGED_PARTITION_COUNT = "changed-partition-count"
-REPLACE_PARTITIONS = "replace-partitions"
 
 # Operations whose snapshots each validation looks at (Java's MergingSnapshotProducer).
 _ADDED_DATA_OPS = frozenset({"append", "overwrite"})
@@ -299,12 +309,12 @@ class _Counts:
 
     def totals(self) -> dict[str, int]:
         return {
-            "total-records": self.added_records - self.deleted_records,
-            "total-files-size": self.added_size - self.removed_size,
-            "total-data-files": self.added_files - self.removed_files,
-            "total-delete-files": self.added_delete_files - self.removed_delete_files,
-            "total-position-deletes": self.added_pos_deletes - self.removed_pos_deletes,
-            "total-equality-deletes": self.added_eq_deletes - self.removed_eq_deletes,
+            TOTAL_RECORDS: self.added_records - self.deleted_records,
+            TOTAL_FILE_SIZE: self.added_size - self.removed_size,
+            TOTAL_DATA_FILES: self.added_files - self.removed_files,
+            TOTAL_DELETE_FILES: self.added_delete_files - self.removed_delete_files,
+            TOTAL_POS_DELETES: self.added_pos_deletes - self.removed_pos_deletes,
+            TOTAL_EQ_DELETES: self.added_eq_deletes - self.removed_eq_deletes,
         }
 
 

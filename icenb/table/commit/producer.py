@@ -65,7 +65,24 @@ from icenb.spec.properties import (
     int_property,
 )
 from icenb.spec.schema import Schema
-from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot, SnapshotRefType, Summary
+from icenb.spec.snapshot import (
+    ADDED_DATA_FILES,
+    ADDED_FILE_SIZE,
+    ADDED_RECORDS,
+    CHANGED_PARTITION_COUNT,
+    ENGINE_NAME,
+    MAIN_BRANCH,
+    TOTAL_DATA_FILES,
+    TOTAL_DELETE_FILES,
+    TOTAL_EQ_DELETES,
+    TOTAL_FILE_SIZE,
+    TOTAL_POS_DELETES,
+    TOTAL_RECORDS,
+    Operation,
+    Snapshot,
+    SnapshotRefType,
+    Summary,
+)
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.table_updates import (
     AddSnapshot,
@@ -101,19 +118,9 @@ __all__ = [
 _WRITE_METADATA_PATH = WRITE_METADATA_PATH
 
 # Summary keys (Java's SnapshotSummary), in the order Java writes them for an append.
-ADDED_FILES = "added-data-files"
-ADDED_RECORDS = "added-records"
-ADDED_FILE_SIZE = "added-files-size"
-CHANGED_PARTITION_COUNT = "changed-partition-count"
-TOTAL_RECORDS = "total-records"
-TOTAL_FILE_SIZE = "total-files-size"
-TOTAL_DATA_FILES = "total-data-files"
-TOTAL_DELETE_FILES = "total-delete-files"
-TOTAL_POS_DELETES = "total-position-deletes"
-TOTAL_EQ_DELETES = "total-equality-deletes"
+ADDED_FILES = ADDED_DATA_FILES
 _TOTALS = (TOTAL_RECORDS, TOTAL_FILE_SIZE, TOTAL_DATA_FILES, TOTAL_DELETE_FILES,
            TOTAL_POS_DELETES, TOTAL_EQ_DELETES)
-ENGINE_NAME = "engine-name"
 
 
 def new_snapshot_id(taken: Iterable[int] = ()) -> int:

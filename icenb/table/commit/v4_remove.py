@@ -39,11 +39,10 @@ from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind, Ve
 from icenb.spec.deletion_vector import DeletionVector
 from icenb.spec.expressions import ALWAYS_TRUE, Expression
 from icenb.spec.manifest import DataFile, EntryStatus, FieldSummary, FileContent
-from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
+from icenb.spec.snapshot import CHANGED_PARTITION_COUNT, MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.merging import _Counts
 from icenb.table.commit.producer import (
-    CHANGED_PARTITION_COUNT,
     _add_totals,
     _Tree,
     commit_snapshot,

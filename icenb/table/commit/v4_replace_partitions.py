@@ -20,13 +20,12 @@ from icenb.errors import CommitConflict
 from icenb.io.content_manifest import ContentManifest, read_leaves, read_root_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import DataFile, FileContent
-from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
+from icenb.spec.snapshot import MAIN_BRANCH, REPLACE_PARTITIONS, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.merging import (
     _ADDED_DATA_OPS,
     _DELETED_DATA_OPS,
     _NEW_DELETE_OPS,
-    REPLACE_PARTITIONS,
 )
 from icenb.table.commit.producer import commit_snapshot
 from icenb.table.commit.v4_remove import V4Overwrite, _may_hold

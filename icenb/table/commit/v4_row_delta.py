@@ -34,11 +34,10 @@ from icenb.io.file_io import FileIO
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import DataFile, FileContent
 from icenb.spec.properties import int_property
-from icenb.spec.snapshot import Operation, Snapshot
+from icenb.spec.snapshot import CHANGED_PARTITION_COUNT, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.merging import _Counts
 from icenb.table.commit.producer import (
-    CHANGED_PARTITION_COUNT,
     _add_totals,
     commit_snapshot,
 )
