@@ -220,3 +220,18 @@ def test_readme_commands_are_make_targets() -> None:
     commands = set(re.findall(r"`make ([\w-]+)`", readme))
     assert commands == {"lab", "test"}
     assert commands <= targets
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """Issue 16: a ``_name`` is private to its module; what another module needs is public."""
+    found = []
+    for _module, package, path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                name = _imported(node, package)[0][1]
+                if name.startswith("icenb"):
+                    found += [f"{path.relative_to(REPO)}:{node.lineno} {name}.{a.name}"
+                              for a in node.names
+                              if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, "\n".join(found)

@@ -42,9 +42,9 @@ from icenb.io.avro import avro_file_metadata, read_avro, read_avro_records, read
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_writer import (
     AvroCodec,
-    _container,
-    _sync_marker,
     avro_codec,
+    avro_container,
+    avro_sync_marker,
     partition_summaries,
 )
 from icenb.io.puffin import (
@@ -152,8 +152,8 @@ def encode_content_manifest(path: str, kind: ManifestKind, entries: Sequence[Con
     codec = avro_codec(properties)
     header = content_manifest_header(kind, codec)
     try:
-        return _container(header, header["avro.schema"], (e.to_avro_record() for e in entries),
-                          codec, _sync_marker(sync_marker), path)
+        return avro_container(header, header["avro.schema"], (e.to_avro_record() for e in entries),
+                          codec, avro_sync_marker(sync_marker), path)
     except IcebergError as e:
         raise e.with_file(path) from None
 

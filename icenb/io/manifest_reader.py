@@ -291,7 +291,7 @@ def _entries_table(m: ManifestFile, table: pa.Table, spec_id: int | None,
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Python's cyclic GC paused while manifests decode: the decoders allocate many small
     objects (no cycles), and gen-2 passes over a large cache cost 0.1-0.25 s per 100
     manifests. The previous state is restored (a GC the user disabled stays off)."""
@@ -321,7 +321,7 @@ def _decode(io: FileIO, manifests: Sequence[ManifestFile], columns: tuple[str, .
         todo = [manifests[idx[0]] for idx in missing.values()]
         blobs = _read_all(io, todo, max_workers)
         named = [(m.manifest_path, b) for m, b in zip(todo, blobs, strict=True)]
-        with _gc_paused():
+        with gc_paused():
             tables = read_avro_tables(named, columns=columns, threads=max_workers)
             for (key, idx), m, (name, blob), table in zip(missing.items(), todo, named, tables,
                                                           strict=True):

@@ -174,7 +174,7 @@ def _parsed(schema_json: str) -> Any:
     return fastavro.parse_schema(json.loads(schema_json), named_schemas={})
 
 
-def _container(header: Mapping[str, str], schema_json: str, records: Iterable[dict[str, Any]],
+def avro_container(header: Mapping[str, str], schema_json: str, records: Iterable[dict[str, Any]],
                codec: AvroCodec, sync: bytes, path: str) -> bytes:
     """An Avro object container file: header (metadata in the given order, one map block),
     then blocks of at least :data:`SYNC_INTERVAL` uncompressed bytes (the last may be less)."""
@@ -208,7 +208,7 @@ def _container(header: Mapping[str, str], schema_json: str, records: Iterable[di
     return bytes(out)
 
 
-def _sync_marker(sync_marker: bytes | None) -> bytes:
+def avro_sync_marker(sync_marker: bytes | None) -> bytes:
     if sync_marker is None:
         return os.urandom(16)
     if not isinstance(sync_marker, bytes) or len(sync_marker) != 16:
@@ -475,8 +475,8 @@ def encode_manifest(
             min_seq = data_seq
     summaries = partition_summaries(partition_type, (e.data_file.partition for e in entries))
     try:
-        data = _container(header, header["avro.schema"], records, codec,
-                          _sync_marker(sync_marker), path)
+        data = avro_container(header, header["avro.schema"], records, codec,
+                          avro_sync_marker(sync_marker), path)
     except IcebergError as e:
         raise e.with_file(path) from None
     manifest = ManifestFile(
@@ -616,8 +616,8 @@ def encode_manifest_list(
                                   format_version, first_row_id, codec)
     try:
         records = [m.to_avro_record(format_version) for m in written]
-        data = _container(header, header["avro.schema"], records, codec,
-                          _sync_marker(sync_marker), path)
+        data = avro_container(header, header["avro.schema"], records, codec,
+                          avro_sync_marker(sync_marker), path)
     except IcebergError as e:
         raise e.with_file(path) from None
     added = None if next_row_id is None or first_row_id is None else next_row_id - first_row_id

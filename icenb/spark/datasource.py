@@ -110,11 +110,11 @@ DEFAULT_OPEN_FILE_COST = 4 * 1024 * 1024
 BATCH_ROWS = 65_536
 
 
-def _encode(value: Any) -> str:
+def encode_option(value: Any) -> str:
     return base64.b64encode(pickle.dumps(value)).decode("ascii")
 
 
-def _decode(text: str, option: str) -> Any:
+def decode_option(text: str, option: str) -> Any:
     try:
         return pickle.loads(base64.b64decode(text))
     except Exception:
@@ -198,7 +198,7 @@ def _resolve(options: Mapping[str, str]) -> _ReadState:
     io = FileIO(io_properties, relocations=relocations)
     pickled = options.get(_METADATA_PICKLE)
     if pickled is not None:
-        md: TableMetadata = _decode(pickled, _METADATA_PICKLE)
+        md: TableMetadata = decode_option(pickled, _METADATA_PICKLE)
         location = None
     else:
         location = options.get("path")
@@ -223,7 +223,7 @@ def _resolve(options: Mapping[str, str]) -> _ReadState:
         schema = chosen
     row_filter: Expression = AlwaysTrue()
     if options.get(_FILTER_PICKLE) is not None:
-        row_filter = _decode(options[_FILTER_PICKLE], _FILTER_PICKLE)
+        row_filter = decode_option(options[_FILTER_PICKLE], _FILTER_PICKLE)
     elif options.get(FILTER):
         row_filter = parse(options[FILTER])
     case_sensitive = _bool_option(options, CASE_SENSITIVE, True)
@@ -284,7 +284,7 @@ def read_options(metadata: TableMetadata, io: FileIO, *, snapshot_id: int | None
     if metadata.source_file is not None:
         options["path"] = metadata.source_file
     else:
-        options[_METADATA_PICKLE] = _encode(metadata)
+        options[_METADATA_PICKLE] = encode_option(metadata)
     if snapshot_id is not None:
         options[SNAPSHOT_ID] = str(snapshot_id)
     options[_SCHEMA_ID] = str(schema.schema_id)
@@ -297,7 +297,7 @@ def read_options(metadata: TableMetadata, io: FileIO, *, snapshot_id: int | None
         if same:
             options[FILTER] = text
         else:
-            options[_FILTER_PICKLE] = _encode(row_filter)
+            options[_FILTER_PICKLE] = encode_option(row_filter)
     if columns is not None:
         options[COLUMNS] = json.dumps(list(columns))
     options[CASE_SENSITIVE] = "true" if case_sensitive else "false"

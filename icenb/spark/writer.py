@@ -389,9 +389,9 @@ class IcenbWriter(DataSourceArrowWriter):
 
 
 def _decode_catalog(text: str) -> Catalog:
-    from icenb.spark.datasource import _decode
+    from icenb.spark.datasource import decode_option
 
-    catalog = _decode(text, _CATALOG_PICKLE)
+    catalog = decode_option(text, _CATALOG_PICKLE)
     if not isinstance(catalog, Catalog):
         raise ValidationError("not a catalog written by icenb", field=_CATALOG_PICKLE)
     return catalog
@@ -512,12 +512,12 @@ def write_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
 
     An icenb error of a task or of the commit is raised as that icenb error class.
     """
-    from icenb.spark.datasource import DATA_SOURCE_NAME, _encode
+    from icenb.spark.datasource import DATA_SOURCE_NAME, encode_option
     from icenb.spark.session import register
 
     register(df.sparkSession)
     operation_id = str(uuid.uuid4())
-    options = {_CATALOG_PICKLE: _encode(catalog), _IDENTIFIER: json.dumps(list(identifier)),
+    options = {_CATALOG_PICKLE: encode_option(catalog), _IDENTIFIER: json.dumps(list(identifier)),
                _OPERATION_ID: operation_id, BRANCH: branch}
     if overwrite is not None:
         options[OVERWRITE_MODE] = "dynamic" if overwrite.dynamic else "static"

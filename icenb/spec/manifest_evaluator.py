@@ -46,18 +46,18 @@ from icenb.spec.expressions import (
 )
 from icenb.spec.metrics_evaluator import (
     IN_PREDICATE_LIMIT,
-    _and,
-    _cmp,
-    _Cols,
-    _is_nan,
-    _or,
-    _outside,
-    _prefix_cmp,
-    _walk,
-    _walk_arrow,
+    MetricColumns,
+    and_masks,
     arrow_type_for,
     bounds_unordered,
+    compare_bound,
+    compare_bound_prefix,
     decode_bound_array,
+    is_nan_value,
+    or_masks,
+    outside_bounds,
+    walk_masks,
+    walk_predicates,
 )
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.projection import project_inclusive_bound
@@ -138,7 +138,7 @@ def manifest_might_match(
     bound = prepare_bound(expr)
     if summaries is None:
         return True
-    return _walk(bound, lambda pred: _might_match(pred, summaries))
+    return walk_predicates(bound, lambda pred: _might_match(pred, summaries))
 
 
 def _all_null(s: PartitionFieldSummary, t: IcebergType) -> bool:
@@ -180,7 +180,7 @@ def _might_match(pred: BoundPredicate, summaries: Sequence[PartitionFieldSummary
         return not (lower.startswith(prefix) and upper.startswith(prefix))
     if lower is None:
         return False  # all values are null or NaN: no comparison matches
-    if lower is _UNKNOWN or upper is _UNKNOWN or _is_nan(lower):
+    if lower is _UNKNOWN or upper is _UNKNOWN or is_nan_value(lower):
         return True
     if isinstance(pred, BoundSetPredicate):  # IN
         if len(pred.literals) > IN_PREDICATE_LIMIT:
@@ -188,7 +188,7 @@ def _might_match(pred: BoundPredicate, summaries: Sequence[PartitionFieldSummary
         candidates = [v for v in pred.literals if lower <= v]
         if not candidates:
             return False
-        return upper is None or _is_nan(upper) or any(v <= upper for v in candidates)
+        return upper is None or is_nan_value(upper) or any(v <= upper for v in candidates)
     assert isinstance(pred, BoundLiteralPredicate)
     lit = pred.literal
     if op == Operation.LT:
@@ -199,7 +199,7 @@ def _might_match(pred: BoundPredicate, summaries: Sequence[PartitionFieldSummary
         return False
     if op == Operation.EQ and lower > lit:
         return False
-    if upper is None or _is_nan(upper):  # a lower bound without an upper one: unknown
+    if upper is None or is_nan_value(upper):  # a lower bound without an upper one: unknown
         return True
     if op == Operation.GT:
         return bool(upper > lit)
@@ -251,15 +251,15 @@ class ManifestEvaluator:
 def evaluate_manifests_arrow(expr: Expression, manifests: pa.Table | pa.RecordBatch) -> pa.Array:
     """Mask (never null) of the manifests that may contain files matching ``expr``."""
     bound = prepare_bound(expr)
-    c = _Cols(manifests)
-    result = _walk_arrow(bound, c, lambda pred: pc.invert(_cannot(pred, c)))
+    c = MetricColumns(manifests)
+    result = walk_masks(bound, c, lambda pred: pc.invert(_cannot(pred, c)))
     present = c.get("has_partition_summaries")
     if present is not None:
         result = pc.or_(result, pc.invert(pc.fill_null(present, True)))
     return result
 
 
-def _cannot(pred: BoundPredicate, c: _Cols) -> Any:
+def _cannot(pred: BoundPredicate, c: MetricColumns) -> Any:
     fid = pred.term.field_id
     op = pred.op
     if bounds_unordered(pred):
@@ -270,17 +270,17 @@ def _cannot(pred: BoundPredicate, c: _Cols) -> Any:
     known_no_null = c.equals(f"contains_null.{fid}", False)
     # a null bound means "all values are null or NaN"; an absent column means unknown
     lower_missing = c.const(False) if lower is None else pc.is_null(lower)
-    all_null = _and(c.equals(f"contains_null.{fid}", True), lower_missing)
+    all_null = and_masks(c.equals(f"contains_null.{fid}", True), lower_missing)
     if isinstance(pred.term.field_type, (FloatType, DoubleType)):
-        all_null = _and(all_null, no_nan)
+        all_null = and_masks(all_null, no_nan)
     if op == Operation.IS_NULL:
         return known_no_null
     if op == Operation.NOT_NULL:
         return all_null
     if op == Operation.IS_NAN:
-        return _or(no_nan, all_null)
+        return or_masks(no_nan, all_null)
     if op == Operation.NOT_NAN:
-        return _and(c.equals(f"contains_nan.{fid}", True), known_no_null, lower_missing)
+        return and_masks(c.equals(f"contains_nan.{fid}", True), known_no_null, lower_missing)
     if op in (Operation.NOT_EQ, Operation.NOT_IN):
         return c.const(False)
     if contains_null is None and lower is None:
@@ -289,35 +289,35 @@ def _cannot(pred: BoundPredicate, c: _Cols) -> Any:
         if lower is None or upper is None or not isinstance(pred, BoundLiteralPredicate):
             return c.const(False)
         prefix: str = pred.literal
-        return _and(known_no_null, _prefix_cmp(lower, "=", prefix),
-                    _prefix_cmp(upper, "=", prefix))
+        return and_masks(known_no_null, compare_bound_prefix(lower, "=", prefix),
+                    compare_bound_prefix(upper, "=", prefix))
     if lower is None:
         return c.const(False)
     if isinstance(pred, BoundSetPredicate):  # IN
         if len(pred.literals) > IN_PREDICATE_LIMIT:
             return lower_missing
-        return _or(lower_missing, _outside(c, lower, upper, pred.literals))
+        return or_masks(lower_missing, outside_bounds(c, lower, upper, pred.literals))
     assert isinstance(pred, BoundLiteralPredicate)
     lit = pred.literal
     if op == Operation.STARTS_WITH:
-        out = _or(lower_missing, _prefix_cmp(lower, ">", lit))
+        out = or_masks(lower_missing, compare_bound_prefix(lower, ">", lit))
         if upper is not None:
-            out = _or(out, _prefix_cmp(upper, "<", lit))
+            out = or_masks(out, compare_bound_prefix(upper, "<", lit))
         return out
     if op == Operation.LT:
-        return _or(lower_missing, _cmp(lower, ">=", lit))
+        return or_masks(lower_missing, compare_bound(lower, ">=", lit))
     if op == Operation.LT_EQ:
-        return _or(lower_missing, _cmp(lower, ">", lit))
+        return or_masks(lower_missing, compare_bound(lower, ">", lit))
     upper_cmp = c.const(False)
     if upper is not None:
         if op == Operation.GT:
-            upper_cmp = _cmp(upper, "<=", lit)
+            upper_cmp = compare_bound(upper, "<=", lit)
         elif op in (Operation.GT_EQ, Operation.EQ):
-            upper_cmp = _cmp(upper, "<", lit)
+            upper_cmp = compare_bound(upper, "<", lit)
     if op in (Operation.GT, Operation.GT_EQ):
-        return _or(lower_missing, upper_cmp)
+        return or_masks(lower_missing, upper_cmp)
     if op == Operation.EQ:
-        return _or(lower_missing, _cmp(lower, ">", lit), upper_cmp)
+        return or_masks(lower_missing, compare_bound(lower, ">", lit), upper_cmp)
     raise ValidationError("unsupported predicate", value=str(pred))  # pragma: no cover
 
 

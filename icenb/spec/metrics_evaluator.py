@@ -185,7 +185,7 @@ class FileMetrics:
 # --------------------------------------------------------------------------- scalar
 
 
-def _is_nan(v: Any) -> bool:
+def is_nan_value(v: Any) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 
@@ -257,19 +257,19 @@ def _match(expr: Expression, metrics: FileMetrics, strict: bool) -> bool:
         return strict == (metrics.record_count == 0)
     s = _Stats(metrics)
     test = _strict_predicate if strict else _inclusive_predicate
-    return _walk(bound, lambda pred: test(pred, s))
+    return walk_predicates(bound, lambda pred: test(pred, s))
 
 
-def _walk(expr: Expression, test: Callable[[BoundPredicate], bool]) -> bool:
+def walk_predicates(expr: Expression, test: Callable[[BoundPredicate], bool]) -> bool:
     """Evaluate the and/or tree of a prepared bound expression with ``test`` on each predicate."""
     if isinstance(expr, AlwaysTrue):
         return True
     if isinstance(expr, AlwaysFalse):
         return False
     if isinstance(expr, And):
-        return _walk(expr.left, test) and _walk(expr.right, test)
+        return walk_predicates(expr.left, test) and walk_predicates(expr.right, test)
     if isinstance(expr, Or):
-        return _walk(expr.left, test) or _walk(expr.right, test)
+        return walk_predicates(expr.left, test) or walk_predicates(expr.right, test)
     assert isinstance(expr, BoundPredicate)
     return test(expr)
 
@@ -310,7 +310,7 @@ def _inclusive_predicate(pred: BoundPredicate, s: _Stats) -> bool:
         return False
     lower, upper = s.lower(fid), s.upper(fid)
     if isinstance(pred, BoundSetPredicate):  # IN
-        if len(pred.literals) > IN_PREDICATE_LIMIT or lower is None or _is_nan(lower):
+        if len(pred.literals) > IN_PREDICATE_LIMIT or lower is None or is_nan_value(lower):
             return True
         candidates = [v for v in pred.literals if lower <= v]
         if not candidates:
@@ -321,17 +321,17 @@ def _inclusive_predicate(pred: BoundPredicate, s: _Stats) -> bool:
     assert isinstance(pred, BoundLiteralPredicate)
     lit = pred.literal
     if op == Operation.LT:
-        return lower is None or _is_nan(lower) or lower < lit
+        return lower is None or is_nan_value(lower) or lower < lit
     if op == Operation.LT_EQ:
-        return lower is None or _is_nan(lower) or lower <= lit
+        return lower is None or is_nan_value(lower) or lower <= lit
     if op == Operation.GT:
-        return upper is None or _is_nan(upper) or upper > lit
+        return upper is None or is_nan_value(upper) or upper > lit
     if op == Operation.GT_EQ:
-        return upper is None or _is_nan(upper) or upper >= lit
+        return upper is None or is_nan_value(upper) or upper >= lit
     if op == Operation.EQ:
-        if lower is not None and not _is_nan(lower) and lower > lit:
+        if lower is not None and not is_nan_value(lower) and lower > lit:
             return False
-        return upper is None or _is_nan(upper) or upper >= lit
+        return upper is None or is_nan_value(upper) or upper >= lit
     if op == Operation.STARTS_WITH:
         n = len(lit)
         if lower is not None and lower[:n] > lit:
@@ -374,7 +374,7 @@ def _strict_predicate(pred: BoundPredicate, s: _Stats) -> bool:
     if op == Operation.NOT_EQ or op == Operation.NOT_IN:
         if s.nans_only(fid):
             return True  # NaN differs from every literal
-        if lower is not None and _is_nan(lower):
+        if lower is not None and is_nan_value(lower):
             return False
         literals = (
             [pred.literal] if isinstance(pred, BoundLiteralPredicate)
@@ -384,7 +384,7 @@ def _strict_predicate(pred: BoundPredicate, s: _Stats) -> bool:
             literals = [v for v in literals if lower <= v]
             if not literals:
                 return True
-        if upper is not None and not _is_nan(upper):
+        if upper is not None and not is_nan_value(upper):
             literals = [v for v in literals if v <= upper]
             if not literals:
                 return True
@@ -402,19 +402,19 @@ def _strict_predicate(pred: BoundPredicate, s: _Stats) -> bool:
         return False
     if isinstance(pred, BoundSetPredicate):  # IN
         return (
-            lower is not None and upper is not None and not _is_nan(lower)
+            lower is not None and upper is not None and not is_nan_value(lower)
             and lower == upper and lower in pred.literals
         )
     assert isinstance(pred, BoundLiteralPredicate)
     lit = pred.literal
     if op == Operation.LT:
-        return upper is not None and not _is_nan(upper) and upper < lit
+        return upper is not None and not is_nan_value(upper) and upper < lit
     if op == Operation.LT_EQ:
-        return upper is not None and not _is_nan(upper) and upper <= lit
+        return upper is not None and not is_nan_value(upper) and upper <= lit
     if op == Operation.GT:
-        return lower is not None and not _is_nan(lower) and lower > lit
+        return lower is not None and not is_nan_value(lower) and lower > lit
     if op == Operation.GT_EQ:
-        return lower is not None and not _is_nan(lower) and lower >= lit
+        return lower is not None and not is_nan_value(lower) and lower >= lit
     if op == Operation.EQ:
         return lower is not None and upper is not None and lower == lit and upper == lit
     raise ValidationError("unsupported predicate", value=str(pred))  # pragma: no cover
@@ -452,7 +452,7 @@ class StrictMetricsEvaluator(_MetricsEvaluator):
 # --------------------------------------------------------------------------- vectorized
 
 
-class _Cols:
+class MetricColumns:
     """Column access for the vectorized evaluators; absent columns read as all-null."""
 
     def __init__(self, files: pa.Table | pa.RecordBatch) -> None:
@@ -501,14 +501,14 @@ def _not(a: Any) -> Any:
     return pc.invert(a)
 
 
-def _and(*arrays: Any) -> Any:
+def and_masks(*arrays: Any) -> Any:
     out = arrays[0]
     for a in arrays[1:]:
         out = pc.and_(out, a)
     return out
 
 
-def _or(*arrays: Any) -> Any:
+def or_masks(*arrays: Any) -> Any:
     out = arrays[0]
     for a in arrays[1:]:
         out = pc.or_(out, a)
@@ -536,20 +536,21 @@ _CMP: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def _cmp(bound: pa.Array, op: str, value: Any) -> Any:
+def compare_bound(bound: pa.Array, op: str, value: Any) -> Any:
     """``bound op value``, False where the bound is missing or NaN."""
     scalar = arrow_literal(value, bound.type)
     return pc.and_(_known(_CMP[op](bound, scalar)), _usable(bound))
 
 
-def _prefix_cmp(bound: pa.Array, op: str, prefix: str) -> Any:
+def compare_bound_prefix(bound: pa.Array, op: str, prefix: str) -> Any:
     if not (pa.types.is_string(bound.type) or pa.types.is_large_string(bound.type)):
         bound = bound.cast(pa.large_string())
     sliced = pc.utf8_slice_codeunits(bound, 0, len(prefix))
     return _known(_CMP[op](sliced, pa.scalar(prefix, type=sliced.type)))
 
 
-def _outside(c: _Cols, lower: pa.Array, upper: pa.Array | None, literals: Iterable[Any]) -> Any:
+def outside_bounds(c: MetricColumns, lower: pa.Array, upper: pa.Array | None,
+                   literals: Iterable[Any]) -> Any:
     """True where the lower bound is usable and no literal lies in [lower, upper].
 
     A missing or NaN upper bound is open.
@@ -559,11 +560,11 @@ def _outside(c: _Cols, lower: pa.Array, upper: pa.Array | None, literals: Iterab
         above_lower = _known(pc.less_equal(lower, arrow_literal(v, lower.type)))
         below_upper = (
             c.const(True) if upper is None
-            else _or(_not(_usable(upper)),
+            else or_masks(_not(_usable(upper)),
                      _known(pc.less_equal(arrow_literal(v, upper.type), upper)))
         )
-        inside = _or(inside, _and(above_lower, below_upper))
-    return _and(_usable(lower), _not(inside))
+        inside = or_masks(inside, and_masks(above_lower, below_upper))
+    return and_masks(_usable(lower), _not(inside))
 
 
 def evaluate_inclusive_arrow(expr: Expression, files: pa.Table | pa.RecordBatch) -> pa.Array:
@@ -581,35 +582,35 @@ def evaluate_strict_arrow(expr: Expression, files: pa.Table | pa.RecordBatch) ->
 
 def _arrow_mask(expr: Expression, files: pa.Table | pa.RecordBatch, strict: bool) -> pa.Array:
     bound = prepare_bound(expr)
-    c = _Cols(files)
+    c = MetricColumns(files)
     if strict:
-        result = _walk_arrow(bound, c, lambda pred: _strict_must(pred, c))
+        result = walk_masks(bound, c, lambda pred: _strict_must(pred, c))
     else:
-        result = _walk_arrow(bound, c, lambda pred: _not(_inclusive_cannot(pred, c)))
+        result = walk_masks(bound, c, lambda pred: _not(_inclusive_cannot(pred, c)))
     rc = c.get("record_count")
     if rc is None:
         return result
     # as in _match: the record count alone decides for empty files and unknown counts
     empty, unknown = _known(pc.equal(rc, 0)), _known(pc.less(rc, 0))
     yes, no = (empty, unknown) if strict else (unknown, empty)
-    return _and(_or(result, yes), _not(no))
+    return and_masks(or_masks(result, yes), _not(no))
 
 
-def _walk_arrow(expr: Expression, c: _Cols, test: Callable[[BoundPredicate], Any]) -> Any:
+def walk_masks(expr: Expression, c: MetricColumns, test: Callable[[BoundPredicate], Any]) -> Any:
     """Evaluate the and/or tree of a prepared bound expression with a mask per predicate."""
     if isinstance(expr, AlwaysTrue):
         return c.const(True)
     if isinstance(expr, AlwaysFalse):
         return c.const(False)
     if isinstance(expr, And):
-        return pc.and_(_walk_arrow(expr.left, c, test), _walk_arrow(expr.right, c, test))
+        return pc.and_(walk_masks(expr.left, c, test), walk_masks(expr.right, c, test))
     if isinstance(expr, Or):
-        return pc.or_(_walk_arrow(expr.left, c, test), _walk_arrow(expr.right, c, test))
+        return pc.or_(walk_masks(expr.left, c, test), walk_masks(expr.right, c, test))
     assert isinstance(expr, BoundPredicate)
     return test(expr)
 
 
-def _inclusive_cannot(pred: BoundPredicate, c: _Cols) -> Any:
+def _inclusive_cannot(pred: BoundPredicate, c: MetricColumns) -> Any:
     """True for files whose metrics prove that no row matches ``pred``."""
     fid = pred.term.field_id
     op = pred.op
@@ -620,7 +621,7 @@ def _inclusive_cannot(pred: BoundPredicate, c: _Cols) -> Any:
     if op == Operation.NOT_NULL:
         return c.nulls_only(fid)
     if op == Operation.IS_NAN:
-        return _or(c.nulls_only(fid), c.no_nans(fid))
+        return or_masks(c.nulls_only(fid), c.no_nans(fid))
     if op == Operation.NOT_NAN:
         return c.nans_only(fid)
     if op in (Operation.NOT_EQ, Operation.NOT_IN):
@@ -630,43 +631,43 @@ def _inclusive_cannot(pred: BoundPredicate, c: _Cols) -> Any:
         if lower is None or upper is None:
             return c.const(False)
         prefix = pred.literal if isinstance(pred, BoundLiteralPredicate) else ""
-        return _and(c.no_nulls(fid), _prefix_cmp(lower, "=", prefix),
-                    _prefix_cmp(upper, "=", prefix))
+        return and_masks(c.no_nulls(fid), compare_bound_prefix(lower, "=", prefix),
+                    compare_bound_prefix(upper, "=", prefix))
     empty = c.nulls_only(fid)
     if op != Operation.STARTS_WITH:
-        empty = _or(empty, c.nans_only(fid))
+        empty = or_masks(empty, c.nans_only(fid))
     if isinstance(pred, BoundSetPredicate):  # IN
         if len(pred.literals) > IN_PREDICATE_LIMIT or lower is None:
             return empty
-        return _or(empty, _outside(c, lower, upper, pred.literals))
+        return or_masks(empty, outside_bounds(c, lower, upper, pred.literals))
     assert isinstance(pred, BoundLiteralPredicate)
     lit = pred.literal
     if op == Operation.LT:
-        return _or(empty, _cmp(lower, ">=", lit)) if lower is not None else empty
+        return or_masks(empty, compare_bound(lower, ">=", lit)) if lower is not None else empty
     if op == Operation.LT_EQ:
-        return _or(empty, _cmp(lower, ">", lit)) if lower is not None else empty
+        return or_masks(empty, compare_bound(lower, ">", lit)) if lower is not None else empty
     if op == Operation.GT:
-        return _or(empty, _cmp(upper, "<=", lit)) if upper is not None else empty
+        return or_masks(empty, compare_bound(upper, "<=", lit)) if upper is not None else empty
     if op == Operation.GT_EQ:
-        return _or(empty, _cmp(upper, "<", lit)) if upper is not None else empty
+        return or_masks(empty, compare_bound(upper, "<", lit)) if upper is not None else empty
     if op == Operation.EQ:
         out = empty
         if lower is not None:
-            out = _or(out, _cmp(lower, ">", lit))
+            out = or_masks(out, compare_bound(lower, ">", lit))
         if upper is not None:
-            out = _or(out, _cmp(upper, "<", lit))
+            out = or_masks(out, compare_bound(upper, "<", lit))
         return out
     if op == Operation.STARTS_WITH:
         out = empty
         if lower is not None:
-            out = _or(out, _prefix_cmp(lower, ">", lit))
+            out = or_masks(out, compare_bound_prefix(lower, ">", lit))
         if upper is not None:
-            out = _or(out, _prefix_cmp(upper, "<", lit))
+            out = or_masks(out, compare_bound_prefix(upper, "<", lit))
         return out
     raise ValidationError("unsupported predicate", value=str(pred))  # pragma: no cover
 
 
-def _strict_must(pred: BoundPredicate, c: _Cols) -> Any:
+def _strict_must(pred: BoundPredicate, c: MetricColumns) -> Any:
     fid = pred.term.field_id
     op = pred.op
     if bounds_unordered(pred):
@@ -680,7 +681,7 @@ def _strict_must(pred: BoundPredicate, c: _Cols) -> Any:
     if op == Operation.IS_NAN:
         return c.nans_only(fid)
     if op == Operation.NOT_NAN:
-        return _or(no_nans, c.nulls_only(fid))
+        return or_masks(no_nans, c.nulls_only(fid))
     lower, upper = c.bound("lower", fid), c.bound("upper", fid)
     if op in (Operation.NOT_EQ, Operation.NOT_IN):
         literals = (
@@ -690,40 +691,45 @@ def _strict_must(pred: BoundPredicate, c: _Cols) -> Any:
         # every literal is below the lower bound or above the upper bound
         outside = c.const(True)
         for v in literals:
-            below = _cmp(lower, ">", v) if lower is not None else c.const(False)
-            above = _cmp(upper, "<", v) if upper is not None else c.const(False)
-            outside = _and(outside, _or(below, above))
+            below = compare_bound(lower, ">", v) if lower is not None else c.const(False)
+            above = compare_bound(upper, "<", v) if upper is not None else c.const(False)
+            outside = and_masks(outside, or_masks(below, above))
         if lower is not None:
-            outside = _and(outside, _not(_bound_is_nan(lower)))
-        return _and(no_nulls, _or(c.nans_only(fid), outside))
+            outside = and_masks(outside, _not(_bound_is_nan(lower)))
+        return and_masks(no_nulls, or_masks(c.nans_only(fid), outside))
     if op == Operation.NOT_STARTS_WITH:
         return c.const(False)
     if op == Operation.STARTS_WITH:
         if lower is None or upper is None or not isinstance(pred, BoundLiteralPredicate):
             return c.const(False)
         prefix: str = pred.literal
-        return _and(no_nulls, _prefix_cmp(lower, "=", prefix), _prefix_cmp(upper, "=", prefix))
-    base = _and(no_nulls, no_nans)
+        return and_masks(no_nulls, compare_bound_prefix(lower, "=", prefix),
+                         compare_bound_prefix(upper, "=", prefix))
+    base = and_masks(no_nulls, no_nans)
     if isinstance(pred, BoundSetPredicate):  # IN
         if lower is None or upper is None:
             return c.const(False)
         same = _known(pc.equal(lower, upper))
         member = _known(pc.is_in(lower, value_set=_literal_array(pred.literals, lower.type)))
-        return _and(base, same, member, _usable(lower))
+        return and_masks(base, same, member, _usable(lower))
     assert isinstance(pred, BoundLiteralPredicate)
     lit = pred.literal
     if op == Operation.LT:
-        return _and(base, _cmp(upper, "<", lit)) if upper is not None else c.const(False)
+        return (and_masks(base, compare_bound(upper, "<", lit)) if upper is not None
+                else c.const(False))
     if op == Operation.LT_EQ:
-        return _and(base, _cmp(upper, "<=", lit)) if upper is not None else c.const(False)
+        return (and_masks(base, compare_bound(upper, "<=", lit)) if upper is not None
+                else c.const(False))
     if op == Operation.GT:
-        return _and(base, _cmp(lower, ">", lit)) if lower is not None else c.const(False)
+        return (and_masks(base, compare_bound(lower, ">", lit)) if lower is not None
+                else c.const(False))
     if op == Operation.GT_EQ:
-        return _and(base, _cmp(lower, ">=", lit)) if lower is not None else c.const(False)
+        return (and_masks(base, compare_bound(lower, ">=", lit)) if lower is not None
+                else c.const(False))
     if op == Operation.EQ:
         if lower is None or upper is None:
             return c.const(False)
-        return _and(base, _cmp(lower, "=", lit), _cmp(upper, "=", lit))
+        return and_masks(base, compare_bound(lower, "=", lit), compare_bound(upper, "=", lit))
     raise ValidationError("unsupported predicate", value=str(pred))  # pragma: no cover
 
 

@@ -96,13 +96,13 @@ def _is_unknown(t: Transform) -> bool:
     return t.is_unknown
 
 
-def _check_version(format_version: int) -> None:
+def check_field_format_version(format_version: int) -> None:
     if format_version not in _SUPPORTED_VERSIONS:
         raise UnsupportedVersion("unsupported table format version", field="format-version",
                                  value=format_version)
 
 
-def _source_ids(ids: Any, what: str, label: str) -> tuple[int, ...]:
+def source_ids_of(ids: Any, what: str, label: str) -> tuple[int, ...]:
     """A partition or sort field's source column ids: one int, or a non-empty sequence of ints."""
     out = (ids,) if isinstance(ids, int) and not isinstance(ids, bool) else tuple(ids)
     if not out or not all(isinstance(i, int) and not isinstance(i, bool) for i in out):
@@ -111,7 +111,7 @@ def _source_ids(ids: Any, what: str, label: str) -> tuple[int, ...]:
     return out
 
 
-def _sources(sources: Any, what: str) -> tuple[str | int, ...]:
+def sources_of(sources: Any, what: str) -> tuple[str | int, ...]:
     """The columns a user names for a partition or sort field: one name or id, or several."""
     out = tuple((sources,) if isinstance(sources, (str, int)) else sources)
     if not out:
@@ -119,7 +119,7 @@ def _sources(sources: Any, what: str) -> tuple[str | int, ...]:
     return out
 
 
-def _single(items: list[T], what: str, text: str) -> T:
+def single_source(items: list[T], what: str, text: str) -> T:
     """The one item parsed from a user's ``text``."""
     if len(items) != 1:
         raise ValidationError(f"expected exactly one {what}", field="term", value=text)
@@ -144,7 +144,7 @@ class PartitionField:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source_ids",
-                           _source_ids(self.source_ids, "partition", str(self.name)))
+                           source_ids_of(self.source_ids, "partition", str(self.name)))
         if not isinstance(self.field_id, int) or isinstance(self.field_id, bool):
             raise ValidationError("partition field id must be an int", field=str(self.name),
                                   value=self.field_id)
@@ -287,7 +287,7 @@ class PartitionSpec:
         no two non-void fields of the same source with the same transform (all time transforms
         of one column count as the same).
         """
-        _validate(self, schema, case_sensitive=case_sensitive, carried=frozenset())
+        validate_partition_spec(self, schema, case_sensitive=case_sensitive, carried=frozenset())
 
     def partition_path(self, schema: Schema, values: Sequence[Any]) -> str:
         """The Hive-style path of a partition tuple; see :func:`partition_path`."""
@@ -315,7 +315,7 @@ def _result_type(f: PartitionField, schema: Schema) -> IcebergType:
     return f.transform.result_type(types[0])
 
 
-def _validate(spec: PartitionSpec, schema: Schema, *, case_sensitive: bool,
+def validate_partition_spec(spec: PartitionSpec, schema: Schema, *, case_sensitive: bool,
               carried: frozenset[int]) -> None:
     """Writer checks; fields whose id is in ``carried`` come from an existing spec.
 
@@ -333,7 +333,7 @@ def _validate(spec: PartitionSpec, schema: Schema, *, case_sensitive: bool,
             if len(f.source_ids) != 1:
                 raise ValidationError(f"transform {t} takes exactly one source column",
                                       field=f.name, value=list(f.source_ids))
-            _check_source(f.name, f.source_id, t, schema)
+            check_source_column(f.name, f.source_id, t, schema)
         # -- names
         if not case_sensitive:
             key = f.name.lower()
@@ -360,7 +360,7 @@ def _validate(spec: PartitionSpec, schema: Schema, *, case_sensitive: bool,
             dedup[dkey] = f
 
 
-def _check_source(name: str, source_id: int, t: Transform, schema: Schema) -> None:
+def check_source_column(name: str, source_id: int, t: Transform, schema: Schema) -> None:
     src = schema.field_by_id(source_id)
     if src is None:
         raise ValidationError("partition source column is not in the schema", field=name,
@@ -462,7 +462,7 @@ def partition_fields_from_json(
     1000, as the reference implementation does (so plain v1 lists get 1000, 1001, ...).
     Spec: Appendix C "Partition Specs".
     """
-    _check_version(format_version)
+    check_field_format_version(format_version)
     if not isinstance(obj, list):
         raise InvalidMetadata("partition fields must be a JSON list", field=where, value=obj)
     fields: list[PartitionField] = []
@@ -500,7 +500,7 @@ def partition_fields_to_json(spec: PartitionSpec, format_version: int) -> list[d
     ``field-id`` is written in every version (as the reference implementation does), so ids
     survive a round trip even where v1 readers would renumber them.
     """
-    _check_version(format_version)
+    check_field_format_version(format_version)
     out: list[dict[str, Any]] = []
     for f in spec.fields:
         item: dict[str, Any] = {}
@@ -633,7 +633,7 @@ def _tokenize(text: str) -> list[_Token]:
     return tokens
 
 
-class _TermParser:
+class TermParser:
     """Recursive-descent reader of transform terms: ``col``, ``day(ts)``, ``bucket(16, id)``."""
 
     _FUNCS: ClassVar[dict[str, str]] = {
@@ -767,7 +767,7 @@ def parse_term(text: str) -> tuple[tuple[str, ...], Transform]:
     before or after the column (``truncate(4, s)`` or ``truncate(s, 4)``). Column names may be
     dotted (``loc.lat``) and quoted with backticks or double quotes.
     """
-    p = _TermParser(text)
+    p = TermParser(text)
     result = p.term()
     if not p.at_end():
         raise p.error("unexpected text after the term")
@@ -783,7 +783,7 @@ class UnboundPartitionField:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sources", _sources(self.sources, "partition"))
+        object.__setattr__(self, "sources", sources_of(self.sources, "partition"))
 
     def bind(self, schema: Schema, *, case_sensitive: bool = True
              ) -> tuple[tuple[int, ...], tuple[str, ...]]:
@@ -808,7 +808,7 @@ class UnboundPartitionField:
 
 def parse_partition_fields(text: str) -> list[UnboundPartitionField]:
     """Parse a comma-separated list of partition terms, each optionally ``AS name``."""
-    p = _TermParser(text)
+    p = TermParser(text)
 
     def item() -> UnboundPartitionField:
         sources, transform = p.term()
@@ -823,7 +823,7 @@ def parse_partition_fields(text: str) -> list[UnboundPartitionField]:
 
 def parse_partition_field(text: str) -> UnboundPartitionField:
     """Parse what a user types for one partition field: ``day(ts)``, ``bucket(16, id) AS b``."""
-    return _single(parse_partition_fields(text), "partition field", text)
+    return single_source(parse_partition_fields(text), "partition field", text)
 
 
 def default_partition_name(column: str, transform: Transform, *, evolution: bool = False) -> str:
@@ -927,7 +927,7 @@ def evolve_partition_spec(
     * When an existing spec is equivalent (:meth:`PartitionSpec.compatible_with`), it is
       returned with the unchanged last id; otherwise the new spec gets the next spec id.
     """
-    _check_version(format_version)
+    check_field_format_version(format_version)
     all_specs = {s.spec_id: s for s in specs}
     all_specs.setdefault(current.spec_id, current)
     if last_partition_id is None:
@@ -1011,7 +1011,7 @@ def evolve_partition_spec(
     for existing in sorted(all_specs.values(), key=lambda s: s.spec_id):
         if existing.compatible_with(candidate):
             return existing, last_partition_id
-    _validate(candidate, schema, case_sensitive=case_sensitive,
+    validate_partition_spec(candidate, schema, case_sensitive=case_sensitive,
               carried=frozenset(f.field_id for f in current.fields))
     spec_id = max(all_specs) + 1
     new_last = max(last_partition_id, candidate.last_assigned_field_id)

@@ -22,14 +22,14 @@ from icenb.spec._json_fields import (
     require,
 )
 from icenb.spec.partition_spec import (
-    _check_source,
-    _check_version,
-    _single,
-    _source_ids,
-    _sources,
-    _TermParser,
+    TermParser,
+    check_field_format_version,
+    check_source_column,
+    single_source,
     source_ids_from_json,
+    source_ids_of,
     source_ids_to_json,
+    sources_of,
     transform_from_json,
 )
 from icenb.spec.schema import Schema
@@ -98,7 +98,7 @@ class SortField:
     null_order: NullOrder = NullOrder.NULLS_FIRST
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "source_ids", _source_ids(self.source_ids, "sort", "source-ids"))
+        object.__setattr__(self, "source_ids", source_ids_of(self.source_ids, "sort", "source-ids"))
         object.__setattr__(self, "direction", _enum(SortDirection, self.direction))
         object.__setattr__(self, "null_order", _enum(NullOrder, self.null_order))
 
@@ -194,7 +194,7 @@ class SortOrder:
             if len(f.source_ids) != 1:
                 raise ValidationError(f"transform {f.transform} takes exactly one source column",
                                       field=label, value=list(f.source_ids))
-            _check_source(label, f.source_id, f.transform, schema)
+            check_source_column(label, f.source_id, f.transform, schema)
 
 
 #: The unsorted order (id 0, no fields).
@@ -231,7 +231,7 @@ def sort_order_from_json(obj: Any, *, format_version: int,
 
     ``source-ids`` defaults to ``[source-id]`` (Appendix E); unknown transforms are kept.
     """
-    _check_version(format_version)
+    check_field_format_version(format_version)
     obj = as_object(obj, where, "a sort order")
     order_id = req_int(obj, "order-id", where, bits=None)
     fields = tuple(_sort_field_from_json(f, f"{field_path(where, 'fields')}[{i}]")
@@ -244,7 +244,7 @@ def sort_order_from_json(obj: Any, *, format_version: int,
 
 def sort_order_to_json(order: SortOrder, format_version: int) -> dict[str, Any]:
     """Serialize a sort order for table metadata of ``format_version`` (Appendix C, E)."""
-    _check_version(format_version)
+    check_field_format_version(format_version)
     fields: list[dict[str, Any]] = []
     for f in order.fields:
         item: dict[str, Any] = {"transform": str(f.transform)}
@@ -268,7 +268,7 @@ class UnboundSortField:
     null_order: NullOrder | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sources", _sources(self.sources, "sort"))
+        object.__setattr__(self, "sources", sources_of(self.sources, "sort"))
         object.__setattr__(self, "direction", _enum(SortDirection, self.direction))
         if self.null_order is not None:
             object.__setattr__(self, "null_order", _enum(NullOrder, self.null_order))
@@ -290,7 +290,7 @@ def parse_sort_order(text: str) -> list[UnboundSortField]:
     an optional ``ASC``/``DESC`` and an optional ``NULLS FIRST``/``NULLS LAST``; without a null
     order, ascending sorts put nulls first and descending ones last.
     """
-    p = _TermParser(text)
+    p = TermParser(text)
 
     def item() -> UnboundSortField:
         sources, transform = p.term()
@@ -310,7 +310,7 @@ def parse_sort_order(text: str) -> list[UnboundSortField]:
 
 def parse_sort_field(text: str) -> UnboundSortField:
     """Parse exactly one sort item, e.g. ``"day(ts) DESC"``."""
-    return _single(parse_sort_order(text), "sort field", text)
+    return single_source(parse_sort_order(text), "sort field", text)
 
 
 def build_sort_order(

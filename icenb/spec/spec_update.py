@@ -35,7 +35,7 @@ from icenb.spec.partition_spec import (
     PARTITION_DATA_ID_START,
     PartitionField,
     PartitionSpec,
-    _check_source,
+    check_source_column,
     default_partition_name,
     parse_term,
 )
@@ -136,7 +136,7 @@ class SpecUpdate:
         if t.is_unknown:
             raise UnsupportedFeature("cannot partition by an unknown transform", field=name,
                                      value=str(t))
-        _check_source(name, f.field_id, t, self._schema)
+        check_source_column(name, f.field_id, t, self._schema)
         return _Resolved(f.field_id, name, t)
 
     # ------------------------------------------------------------------ changes
@@ -301,7 +301,7 @@ class SpecUpdate:
                     field=f.name, value=str(f),
                 )
             if not f.is_void:
-                _check_source(f.name, f.source_id, f.transform, self._schema)
+                check_source_column(f.name, f.source_id, f.transform, self._schema)
         if self._format_version == 1:
             for i, f in enumerate(spec.fields):
                 if f.field_id != PARTITION_DATA_ID_START + i:

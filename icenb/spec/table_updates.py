@@ -63,10 +63,10 @@ from icenb.spec.partition_spec import (
     PARTITION_DATA_ID_START,
     PartitionField,
     PartitionSpec,
-    _check_source,
-    _validate,
+    check_source_column,
     partition_spec_from_json,
     partition_spec_to_json,
+    validate_partition_spec,
 )
 from icenb.spec.properties import (
     COMMIT_MAX_RETRY_WAIT_MS,
@@ -1219,7 +1219,7 @@ class _Builder:
             if s.spec_id >= new_id:
                 new_id = s.spec_id + 1
         known = frozenset(f.field_id for s in self.specs for f in s.fields)
-        _validate(spec, self.current_schema, case_sensitive=True, carried=known)
+        validate_partition_spec(spec, self.current_schema, case_sensitive=True, carried=known)
         if self.format_version == 1:
             for i, f in enumerate(spec.fields):
                 if f.field_id != PARTITION_DATA_ID_START + i:
@@ -1436,7 +1436,7 @@ class _Builder:
         for f in spec.fields:
             if not f.is_void and not f.transform.is_unknown:
                 for source_id in f.source_ids:
-                    _check_source(f.name, source_id, f.transform, schema)
+                    check_source_column(f.name, source_id, f.transform, schema)
         order = next(o for o in self.sort_orders if o.order_id == self.default_sort_order_id)
         order.validate(schema)
         if self.format_version >= 2 and self.table_uuid is None:

@@ -66,7 +66,7 @@ from icenb.table.explore.metadata_graph import (
 )
 from icenb.table.explore.metadata_tree import MetadataTree, build_metadata_tree
 from icenb.table.interactive import build_widget
-from icenb.table.scan import Scan, _short
+from icenb.table.scan import Scan, short_text
 
 __all__ = ["Table", "load_table", "open_table"]
 
@@ -698,7 +698,7 @@ class Table:
 
     def __repr__(self) -> str:
         md = self._metadata
-        return (f"Table({_short(md.location)!r}, format_version={md.format_version}, "
+        return (f"Table({short_text(md.location)!r}, format_version={md.format_version}, "
                 f"current_snapshot_id={md.current_snapshot_id}, "
                 f"snapshots={len(md.snapshots)}, schema_id={md.current_schema_id})")
 

@@ -34,9 +34,9 @@ from icenb.io.content_manifest import (
 )
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_writer import (
-    _container,
-    _sync_marker,
     avro_codec,
+    avro_container,
+    avro_sync_marker,
     encode_manifest,
     encode_manifest_list,
 )
@@ -87,8 +87,8 @@ def _raw(path: Path, kind: str, records: list[dict[str, Any]], version: str = "4
     """A manifest file written without any check (for invalid-structure tests)."""
     header = content_manifest_header(ManifestKind.ROOT) | {"content": kind,
                                                            "format-version": version}
-    data_ = _container(header, header["avro.schema"], records, avro_codec(),
-                       _sync_marker(None), str(path))
+    data_ = avro_container(header, header["avro.schema"], records, avro_codec(),
+                       avro_sync_marker(None), str(path))
     path.write_bytes(data_)
     return data_
 

@@ -81,9 +81,9 @@ from icenb.table.commit.merging import (
 )
 from icenb.table.commit.metadata_change import MetadataChange, commit_change, uuid_requirement
 from icenb.table.commit.producer import (
+    Attempt,
     FastAppend,
     SnapshotProducer,
-    _Attempt,
     commit_snapshot,
     commit_to_table,
 )
@@ -418,7 +418,7 @@ class _EmptyBranchAppend(FastAppend):
         super().__init__(catalog, identifier, table.io, branch=name)
         self._ref_settings = ref
 
-    def _apply(self, base: TableMetadata, attempt: int, files: list[str]) -> _Attempt:
+    def _apply(self, base: TableMetadata, attempt: int, files: list[str]) -> Attempt:
         if base.refs.get(self.branch) is not None:
             raise CommitConflict(f"ref {self.branch!r} was created concurrently",
                                  field="assert-ref-snapshot-id", value=self.branch)
@@ -432,7 +432,7 @@ class _EmptyBranchAppend(FastAppend):
                                   r.min_snapshots_to_keep, r.max_snapshot_age_ms,
                                   r.max_ref_age_ms) if isinstance(u, SetSnapshotRef) else u
                    for u in built.updates]
-        return _Attempt(updates, [*built.requirements, *uuid_requirement(base)])
+        return Attempt(updates, [*built.requirements, *uuid_requirement(base)])
 
 
 def create_branch(table: Table, name: str, snapshot_id: int | None = None, *,
@@ -463,7 +463,7 @@ def create_branch(table: Table, name: str, snapshot_id: int | None = None, *,
 def _added_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
     """The data files ``snap`` added (entries ADDED by it, in manifests it wrote), ready to be
     added again: sequence numbers and row ids left to inheritance."""
-    from icenb.table.scan.planning import _content_files
+    from icenb.table.scan.planning import content_files_of
 
     md = table.metadata
     if snap.root_manifest is not None:
@@ -481,7 +481,7 @@ def _added_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
                 pc.equal(entries.column("snapshot_id"), pa.scalar(snap.snapshot_id,
                                                                   pa.int64()))),
         pc.equal(content, pa.scalar(int(FileContent.DATA), pa.int32())))
-    files = _content_files(entries.filter(mask), md.specs_by_id, md.schema)
+    files = content_files_of(entries.filter(mask), md.specs_by_id, md.schema)
     return [replace(f, first_row_id=None, data_sequence_number=None) for f in files]
 
 
@@ -553,7 +553,7 @@ class _PickChecks(SnapshotProducer):
         self._picked = picked
         self._uuid = table_uuid
 
-    def _apply(self, base: TableMetadata, attempt: int, files: list[str]) -> _Attempt:
+    def _apply(self, base: TableMetadata, attempt: int, files: list[str]) -> Attempt:
         _check_pick_attempt(base, self.branch, self._picked)
         built = super()._apply(base, attempt, files)
         if self._uuid is not None:

@@ -93,9 +93,9 @@ from icenb.spec.snapshot import (
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.producer import (
     SnapshotProducer,
-    _add_totals,
+    add_totals,
 )
-from icenb.table.scan.planning import _content_files
+from icenb.table.scan.planning import content_files_of
 
 __all__ = [
     "DeleteFiles",
@@ -116,9 +116,9 @@ _DEFAULT_TARGET_SIZE = 8 * 1024 * 1024
 # Summary keys (Java's SnapshotSummary).
 
 # Operations whose snapshots each validation looks at (Java's MergingSnapshotProducer).
-_ADDED_DATA_OPS = frozenset({"append", "overwrite"})
-_DELETED_DATA_OPS = frozenset({"overwrite", "replace", "delete"})
-_NEW_DELETE_OPS = frozenset({"overwrite", "delete"})
+ADDED_DATA_OPS = frozenset({"append", "overwrite"})
+DELETED_DATA_OPS = frozenset({"overwrite", "replace", "delete"})
+NEW_DELETE_OPS = frozenset({"overwrite", "delete"})
 
 
 class IsolationLevel:
@@ -143,7 +143,7 @@ def merge_enabled(properties: Mapping[str, str]) -> bool:
     return bool_property(properties, MANIFEST_MERGE_ENABLED, True, strict=True)
 
 
-def _as_expression(expr: str | Expression, field: str) -> Expression:
+def as_expression(expr: str | Expression, field: str) -> Expression:
     if isinstance(expr, str):
         return parse(expr)
     if isinstance(expr, Expression):
@@ -159,7 +159,7 @@ def _is_dv(f: DataFile) -> bool:
 # --------------------------------------------------------------------------- file matching
 
 
-class _FileFilter:
+class FileFilter:
     """A row filter evaluated on files: may rows match (inclusive partition projection and
     metrics), must every row match (strict projection or strict metrics)? As Java's
     ``ManifestFilterManager`` evaluator."""
@@ -227,7 +227,7 @@ def read_entries(io: FileIO, manifest: ManifestFile, metadata: TableMetadata
     table = read_manifest_entries(io, [manifest], metadata.format_version)
     if table.num_rows == 0:
         return []
-    files = _content_files(table, metadata.specs_by_id, metadata.schema)
+    files = content_files_of(table, metadata.specs_by_id, metadata.schema)
     statuses = table.column("status").to_pylist()
     snapshot_ids = table.column("snapshot_id").to_pylist()
     seqs = table.column("sequence_number").to_pylist()
@@ -241,7 +241,7 @@ def read_entries(io: FileIO, manifest: ManifestFile, metadata: TableMetadata
 
 
 @dataclass
-class _Counts:
+class SummaryCounts:
     """What a commit added and removed, for the summary (Java's SnapshotSummary.Builder)."""
 
     added_size: int = 0
@@ -427,7 +427,7 @@ class MergingSnapshotProducer(SnapshotProducer):
             self._remove_whole.add(path)
 
     def _delete_rows_matching(self, expr: str | Expression) -> None:
-        e = _as_expression(expr, "filter")
+        e = as_expression(expr, "filter")
         if self._row_filter is None:
             self._row_filter = e
         else:
@@ -445,7 +445,7 @@ class MergingSnapshotProducer(SnapshotProducer):
 
     def conflict_detection_filter(self, expr: str | Expression) -> MergingSnapshotProducer:
         """Only concurrent changes that may touch rows matching ``expr`` conflict."""
-        self._conflict_filter = _as_expression(expr, "conflict_detection_filter")
+        self._conflict_filter = as_expression(expr, "conflict_detection_filter")
         return self
 
     def write_data(self, data: Any, metadata: TableMetadata) -> list[DataFile]:
@@ -503,8 +503,8 @@ class MergingSnapshotProducer(SnapshotProducer):
                     if e.status == status and e.snapshot_id == snap.snapshot_id:
                         yield snap, e.data_file
 
-    def _filter(self, base: TableMetadata, expr: Expression | None) -> _FileFilter:
-        return _FileFilter(AlwaysTrue() if expr is None else expr, base.schema,
+    def _filter(self, base: TableMetadata, expr: Expression | None) -> FileFilter:
+        return FileFilter(AlwaysTrue() if expr is None else expr, base.schema,
                            base.specs_by_id, self._case_sensitive)
 
     def _conflict_if_matching(self, base: TableMetadata, parent: Snapshot | None,
@@ -522,21 +522,21 @@ class MergingSnapshotProducer(SnapshotProducer):
     def _validate_added_data_files(self, base: TableMetadata, parent: Snapshot | None,
                                    expr: Expression | None) -> None:
         self._conflict_if_matching(
-            base, parent, expr, _ADDED_DATA_OPS, ManifestContent.DATA, EntryStatus.ADDED,
+            base, parent, expr, ADDED_DATA_OPS, ManifestContent.DATA, EntryStatus.ADDED,
             "found conflicting files that can contain records matching {expr}: added by "
             "snapshot {snapshot}", "validate_no_conflicting_data")
 
     def _validate_deleted_data_files(self, base: TableMetadata, parent: Snapshot | None,
                                      expr: Expression | None) -> None:
         self._conflict_if_matching(
-            base, parent, expr, _DELETED_DATA_OPS, ManifestContent.DATA, EntryStatus.DELETED,
+            base, parent, expr, DELETED_DATA_OPS, ManifestContent.DATA, EntryStatus.DELETED,
             "found conflicting deleted files that can contain records matching {expr}: "
             "deleted by snapshot {snapshot}", "validate_no_conflicting_deletes")
 
     def _validate_no_new_delete_files(self, base: TableMetadata, parent: Snapshot | None,
                                       expr: Expression | None) -> None:
         self._conflict_if_matching(
-            base, parent, expr, _NEW_DELETE_OPS, ManifestContent.DELETES, EntryStatus.ADDED,
+            base, parent, expr, NEW_DELETE_OPS, ManifestContent.DELETES, EntryStatus.ADDED,
             "found new conflicting delete files that can apply to records matching {expr}: "
             "added by snapshot {snapshot}", "validate_no_conflicting_deletes")
 
@@ -548,7 +548,7 @@ class MergingSnapshotProducer(SnapshotProducer):
             return
         paths = {f.file_path for f in data_files}
         parts = {(f.spec_id, f.partition) for f in data_files}
-        for snap, d in self._new_entries(base, parent, _NEW_DELETE_OPS,
+        for snap, d in self._new_entries(base, parent, NEW_DELETE_OPS,
                                          ManifestContent.DELETES, EntryStatus.ADDED):
             spec = base.spec_by_id(d.spec_id)
             applies = (d.referenced_data_file in paths if d.referenced_data_file is not None
@@ -573,7 +573,7 @@ class MergingSnapshotProducer(SnapshotProducer):
             self._starting_snapshot_id = None if first is None else first.snapshot_id
         try:
             found = [(snap, d) for snap, d in self._new_entries(
-                base, parent, _NEW_DELETE_OPS, ManifestContent.DELETES, EntryStatus.ADDED)
+                base, parent, NEW_DELETE_OPS, ManifestContent.DELETES, EntryStatus.ADDED)
                 if _is_dv(d) and d.referenced_data_file in referenced
                 and d.file_path not in self._remove_paths]
         finally:
@@ -641,7 +641,7 @@ class MergingSnapshotProducer(SnapshotProducer):
         self._new_manifests[key] = out
         return out
 
-    def _should_remove(self, f: DataFile, flt: _FileFilter | None, seq: int | None,
+    def _should_remove(self, f: DataFile, flt: FileFilter | None, seq: int | None,
                        min_data_seq: int | None, removed_paths: set[str]) -> bool:
         is_delete = f.content != FileContent.DATA
         if f.file_path in self._remove_paths and (
@@ -665,7 +665,7 @@ class MergingSnapshotProducer(SnapshotProducer):
         return False
 
     def _filter_manifest(self, base: TableMetadata, m: ManifestFile, snapshot_id: int,
-                         flt: _FileFilter | None, min_data_seq: int | None,
+                         flt: FileFilter | None, min_data_seq: int | None,
                          removed_paths: set[str]) -> tuple[ManifestFile, list[DataFile]]:
         """The manifest, rewritten when it holds files to remove; the removed files."""
         if not (m.has_added_files() or m.has_existing_files()):
@@ -831,7 +831,7 @@ class MergingSnapshotProducer(SnapshotProducer):
     # ------------------------------------------------------------------ summary
 
     def _summary(self, base: TableMetadata, parent: Snapshot | None) -> dict[str, str]:
-        counts = _Counts()
+        counts = SummaryCounts()
         partitions: set[tuple[int, tuple[Any, ...]]] = set()
         for f in [*self._added_data, *self._added_deletes]:
             counts.add(f, True)
@@ -841,7 +841,7 @@ class MergingSnapshotProducer(SnapshotProducer):
             partitions.add((f.spec_id, f.partition))
         out = {**self._extra_summary(), **counts.properties()}
         out[CHANGED_PARTITION_COUNT] = str(len(partitions))
-        _add_totals(out, parent, counts.totals())
+        add_totals(out, parent, counts.totals())
         return out
 
     def _extra_summary(self) -> dict[str, str]:
@@ -973,16 +973,16 @@ class ReplacePartitions(MergingSnapshotProducer):
             if whole:
                 self._validate_added_data_files(base, parent, None)
             else:
-                self._check_partitions(base, parent, _ADDED_DATA_OPS, ManifestContent.DATA,
+                self._check_partitions(base, parent, ADDED_DATA_OPS, ManifestContent.DATA,
                                        EntryStatus.ADDED, "added data")
         if self._validate_deletes:
             if whole:
                 self._validate_deleted_data_files(base, parent, None)
                 self._validate_no_new_delete_files(base, parent, None)
             else:
-                self._check_partitions(base, parent, _DELETED_DATA_OPS, ManifestContent.DATA,
+                self._check_partitions(base, parent, DELETED_DATA_OPS, ManifestContent.DATA,
                                        EntryStatus.DELETED, "deleted data")
-                self._check_partitions(base, parent, _NEW_DELETE_OPS, ManifestContent.DELETES,
+                self._check_partitions(base, parent, NEW_DELETE_OPS, ManifestContent.DELETES,
                                        EntryStatus.ADDED, "added delete")
 
     def _check_partitions(self, base: TableMetadata, parent: Snapshot | None,
@@ -1075,7 +1075,7 @@ class RowDelta(MergingSnapshotProducer):
         files are checked."""
         if self._starting_snapshot_id is not None:
             gone = {f.file_path for _, f in self._new_entries(
-                base, parent, _DELETED_DATA_OPS, ManifestContent.DATA, EntryStatus.DELETED)}
+                base, parent, DELETED_DATA_OPS, ManifestContent.DATA, EntryStatus.DELETED)}
             missing = sorted(self._referenced_data_files & gone)
         else:
             live: set[str] = set()

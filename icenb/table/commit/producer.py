@@ -292,7 +292,7 @@ def as_arrow_table(data: Any, schema: Schema) -> pa.Table:
 # --------------------------------------------------------------------------- summary
 
 
-def _add_totals(summary: dict[str, str], parent: Snapshot | None,
+def add_totals(summary: dict[str, str], parent: Snapshot | None,
                 added: Mapping[str, int]) -> None:
     """``total-*`` = the parent's total + what was added (a total the parent lacks is left
     out, as Java's ``SnapshotProducer.updateTotal``; no parent: totals start at 0)."""
@@ -313,7 +313,7 @@ def _add_totals(summary: dict[str, str], parent: Snapshot | None,
 
 
 @dataclass(frozen=True)
-class _Tree:
+class AttemptTree:
     """The top metadata file an attempt wrote: a manifest list (v1-v3) or a root manifest
     (v4), and the row-id range it assigned (v3+)."""
 
@@ -324,7 +324,7 @@ class _Tree:
 
 
 @dataclass
-class _Attempt:
+class Attempt:
     """What one commit attempt asks of the catalog."""
 
     updates: list[TableUpdate]
@@ -426,7 +426,7 @@ class SnapshotProducer(ABC):
         """``ValidationError`` when the target ref is a tag."""
         _check_branch(base, self._branch)
 
-    def _apply(self, base: TableMetadata, attempt: int, files: list[str]) -> _Attempt:
+    def _apply(self, base: TableMetadata, attempt: int, files: list[str]) -> Attempt:
         """Write this attempt's manifest list (its location goes to ``files`` first) and
         describe the commit on ``base``."""
         self.check_branch(base)
@@ -456,12 +456,12 @@ class SnapshotProducer(ABC):
                    if ref is None else SetSnapshotRef(
                        self._branch, snapshot_id, SnapshotRefType.BRANCH,
                        ref.min_snapshots_to_keep, ref.max_snapshot_age_ms, ref.max_ref_age_ms))
-        return _Attempt(
+        return Attempt(
             updates=[AddSnapshot(snapshot), set_ref],
             requirements=[AssertRefSnapshotId(self._branch, expected)])
 
     def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
-                    sequence_number: int, attempt: int, files: list[str]) -> _Tree:
+                    sequence_number: int, attempt: int, files: list[str]) -> AttemptTree:
         """Write this attempt's top metadata file (its location goes to ``files``): the
         manifest list of :meth:`_manifests` (format versions 1-3). v4 producers override this;
         the others refuse a v4 table (``UnsupportedFeature``)."""
@@ -481,7 +481,7 @@ class SnapshotProducer(ABC):
             sequence_number=sequence_number,
             first_row_id=base.next_row_id if version >= 3 else None,
             properties=base.properties)
-        return _Tree(manifest_list=list_location, first_row_id=info.first_row_id,
+        return AttemptTree(manifest_list=list_location, first_row_id=info.first_row_id,
                      added_rows=info.added_rows)
 
     def _delete(self, locations: Iterable[str]) -> None:
@@ -615,6 +615,6 @@ class FastAppend(SnapshotProducer):
         if size:
             out[ADDED_FILE_SIZE] = str(size)
         out[CHANGED_PARTITION_COUNT] = str(len(partitions))
-        _add_totals(out, parent, {TOTAL_RECORDS: records, TOTAL_FILE_SIZE: size,
+        add_totals(out, parent, {TOTAL_RECORDS: records, TOTAL_FILE_SIZE: size,
                                   TOTAL_DATA_FILES: len(self._files)})
         return out

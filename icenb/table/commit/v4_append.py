@@ -38,8 +38,8 @@ from icenb.spec.properties import V4_ROOT_ENTRY_LIMIT, int_property
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.producer import (
+    AttemptTree,
     FastAppend,
-    _Tree,
     metadata_dir,
 )
 
@@ -188,7 +188,7 @@ class V4Append(FastAppend):
     compacted: tuple[ContentEntry, ...] = ()
 
     def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
-                    sequence_number: int, attempt: int, files: list[str]) -> _Tree:
+                    sequence_number: int, attempt: int, files: list[str]) -> AttemptTree:
         """Write the attempt's root manifest: the parent's entries in their order (compacted,
         :meth:`_compact`), then the new ones (the order of the proposal's drawings)."""
         if base.format_version < 4:
@@ -202,6 +202,6 @@ class V4Append(FastAppend):
         files.append(location)
         info = write_root_manifest(self._io, location, entries, sequence_number=sequence_number,
                                    first_row_id=base.next_row_id, properties=base.properties)
-        return _Tree(root_manifest=location, first_row_id=info.first_row_id,
+        return AttemptTree(root_manifest=location, first_row_id=info.first_row_id,
                      added_rows=info.added_rows)
 

@@ -41,10 +41,10 @@ from icenb.spec.expressions import ALWAYS_TRUE, Expression
 from icenb.spec.manifest import DataFile, EntryStatus, FieldSummary, FileContent
 from icenb.spec.snapshot import CHANGED_PARTITION_COUNT, MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.commit.merging import _Counts
+from icenb.table.commit.merging import SummaryCounts
 from icenb.table.commit.producer import (
-    _add_totals,
-    _Tree,
+    AttemptTree,
+    add_totals,
     commit_snapshot,
     metadata_dir,
 )
@@ -260,7 +260,7 @@ class V4Overwrite(V4Validation, V4Append):
                 out.append(e)
                 continue
             ptype = spec.partition_type(base.schema)
-            if any(sid == e.partition_spec_id and _may_hold(summaries, ptype, part)
+            if any(sid == e.partition_spec_id and may_hold(summaries, ptype, part)
                    for sid, part in want):
                 out.append(e)
         return out
@@ -377,7 +377,7 @@ class V4Overwrite(V4Validation, V4Append):
                                          created_by=f"icenb {__version__}")
 
     def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
-                    sequence_number: int, attempt: int, files: list[str]) -> _Tree:
+                    sequence_number: int, attempt: int, files: list[str]) -> AttemptTree:
         """Write the attempt's root: the parent's entries with removals applied, in their
         order, then new manifest DVs, then the added files (the proposal's drawings)."""
         if base.format_version < 4:
@@ -390,13 +390,13 @@ class V4Overwrite(V4Validation, V4Append):
         files.append(location)
         info = write_root_manifest(self._io, location, entries, sequence_number=sequence_number,
                                    first_row_id=base.next_row_id, properties=base.properties)
-        return _Tree(root_manifest=location, first_row_id=info.first_row_id,
+        return AttemptTree(root_manifest=location, first_row_id=info.first_row_id,
                      added_rows=info.added_rows)
 
     def _summary(self, base: TableMetadata, parent: Snapshot | None) -> dict[str, str]:
         """Java's summary of an overwrite / delete: added and removed counts, changed
         partitions, totals."""
-        counts = _Counts()
+        counts = SummaryCounts()
         partitions: set[tuple[int, tuple[Any, ...]]] = set()
         for f, added in [*((f, True) for f in self._files),
                          *((f, False) for f in self._removed)]:
@@ -404,11 +404,11 @@ class V4Overwrite(V4Validation, V4Append):
             partitions.add((f.spec_id, f.partition))
         out = counts.properties()
         out[CHANGED_PARTITION_COUNT] = str(len(partitions))
-        _add_totals(out, parent, counts.totals())
+        add_totals(out, parent, counts.totals())
         return out
 
 
-def _may_hold(summaries: tuple[FieldSummary, ...], ptype: Any, partition: tuple[Any, ...]
+def may_hold(summaries: tuple[FieldSummary, ...], ptype: Any, partition: tuple[Any, ...]
               ) -> bool:
     """Whether a leaf whose partition field summaries are ``summaries`` may hold a file of
     ``partition`` (a tuple of the spec's ``ptype``); anything undecidable keeps the leaf."""

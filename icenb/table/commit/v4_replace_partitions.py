@@ -23,12 +23,12 @@ from icenb.spec.manifest import DataFile, FileContent
 from icenb.spec.snapshot import MAIN_BRANCH, REPLACE_PARTITIONS, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.merging import (
-    _ADDED_DATA_OPS,
-    _DELETED_DATA_OPS,
-    _NEW_DELETE_OPS,
+    ADDED_DATA_OPS,
+    DELETED_DATA_OPS,
+    NEW_DELETE_OPS,
 )
 from icenb.table.commit.producer import commit_snapshot
-from icenb.table.commit.v4_remove import V4Overwrite, _may_hold
+from icenb.table.commit.v4_remove import V4Overwrite, may_hold
 from icenb.table.commit.v4_upgrade import legacy_leaf_reader, root_entries_of_manifest_list
 from icenb.table.commit.v4_validation import snapshot_changes, snapshots_since
 
@@ -92,7 +92,7 @@ class V4ReplacePartitions(V4Overwrite):
             summaries = None if e.content_stats is None else e.content_stats.partitions
             if self._whole or spec is None or summaries is None or any(
                     sid == e.partition_spec_id
-                    and _may_hold(summaries, spec.partition_type(base.schema), part)
+                    and may_hold(summaries, spec.partition_type(base.schema), part)
                     for sid, part in self._drop):
                 leaves.append(e)
         if leaves:
@@ -148,16 +148,16 @@ class V4ReplacePartitions(V4Overwrite):
             op = None if snap.summary is None else str(snap.summary.operation)
             checks: list[tuple[Iterable[DataFile], str, str]] = []
             ch = None
-            if self._validate_data and op in _ADDED_DATA_OPS:
+            if self._validate_data and op in ADDED_DATA_OPS:
                 ch = snapshot_changes(self._io, base, snap)
                 checks.append(([f for f in ch.added if f.content == FileContent.DATA],
                                "added data", "validate_no_conflicting_data"))
-            if self._validate_deletes and op in _DELETED_DATA_OPS | _NEW_DELETE_OPS:
+            if self._validate_deletes and op in DELETED_DATA_OPS | NEW_DELETE_OPS:
                 ch = ch or snapshot_changes(self._io, base, snap)
-                if op in _DELETED_DATA_OPS:
+                if op in DELETED_DATA_OPS:
                     checks.append(([f for f in ch.removed if f.content == FileContent.DATA],
                                    "deleted data", "validate_no_conflicting_deletes"))
-                if op in _NEW_DELETE_OPS:
+                if op in NEW_DELETE_OPS:
                     checks.append(([f for f in ch.added if f.content != FileContent.DATA],
                                    "added delete", "validate_no_conflicting_deletes"))
             for files, what, field in checks:

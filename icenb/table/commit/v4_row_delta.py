@@ -11,7 +11,7 @@ new files (root entries up to ``write.v4.root-entry-limit``, else one leaf per k
 a new DV for a data file that already has one replaces it: the old DV is removed as
 :class:`V4Overwrite` removes files (DELETED in the root, a manifest DV over its delete leaf).
 The new DV must hold the old one's positions (spec, "Deletion Vectors": at most one DV per data
-file), as :func:`icenb.table.row_level.merge_on_read._write_position_deletes` writes it.
+file), as :func:`icenb.table.row_level.merge_on_read.write_deletes_for_hits` writes it.
 
 Equality delete files (type 2, ``equality_ids``) are added the same way (proposal, "Adding data
 files": *"The same procedure is used for Equality Deletes or Delete Vectors"*):
@@ -36,9 +36,9 @@ from icenb.spec.manifest import DataFile, FileContent
 from icenb.spec.properties import int_property
 from icenb.spec.snapshot import CHANGED_PARTITION_COUNT, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.commit.merging import _Counts
+from icenb.table.commit.merging import SummaryCounts
 from icenb.table.commit.producer import (
-    _add_totals,
+    add_totals,
     commit_snapshot,
 )
 from icenb.table.commit.v4_append import (
@@ -162,7 +162,7 @@ class V4RowDelta(V4Overwrite):
 
     def _summary(self, base: TableMetadata, parent: Snapshot | None) -> dict[str, str]:
         """Java's row-delta summary: added files and DVs, removed (replaced) DVs, totals."""
-        counts = _Counts()
+        counts = SummaryCounts()
         partitions: set[tuple[int, tuple[Any, ...]]] = set()
         for f, added in [*((f, True) for f in [*self._files, *self.deletes]),
                          *((f, False) for f in self._removed)]:
@@ -170,7 +170,7 @@ class V4RowDelta(V4Overwrite):
             partitions.add((f.spec_id, f.partition))
         out = counts.properties()
         out[CHANGED_PARTITION_COUNT] = str(len(partitions))
-        _add_totals(out, parent, counts.totals())
+        add_totals(out, parent, counts.totals())
         return out
 
 
@@ -203,7 +203,7 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
     against commits since ``snapshot`` as v3 (:func:`validate_row_delta`); a concurrent DV for
     a hit data file always conflicts."""
     from icenb.spec.expressions import ALWAYS_TRUE
-    from icenb.table.row_level.merge_on_read import _write_position_deletes
+    from icenb.table.row_level.merge_on_read import write_deletes_for_hits
 
     catalog, identifier = table._writable()
     producer = V4RowDelta(catalog, identifier, table.io, branch=branch,
@@ -215,7 +215,7 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
             validate_row_delta(producer, snapshot,
                                ALWAYS_TRUE if conflict_filter is None else conflict_filter,
                                (t.data_file.file_path for t, _ in hits), isolation)
-        added, _ = _write_position_deletes(table, hits, producer.commit_uuid, written)
+        added, _ = write_deletes_for_hits(table, hits, producer.commit_uuid, written)
         producer.add_deletes(added)
         if new_rows is not None and new_rows.num_rows:
             producer.write(new_rows, table.metadata)
@@ -261,7 +261,7 @@ def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
     rows inherit the deletes' sequence number, so only older rows are deleted (spec: "Scan
     Planning"). None when there is nothing to commit. With ``isolation``, validated as v3
     with the keys as conflict filter (:func:`validate_row_delta`, docs/v4-layout.md §15)."""
-    from icenb.table.row_level.merge_on_read import _equality_deletes, _key_filter
+    from icenb.table.row_level.merge_on_read import equality_deletes_of, key_filter
 
     catalog, identifier = table._writable()
     producer = V4RowDelta(catalog, identifier, table.io, branch=branch,
@@ -269,12 +269,12 @@ def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
     written: list[str] = []
     try:
         producer.check_branch(table.metadata)
-        deletes = _equality_deletes(table, snapshot, keys, names, producer.commit_uuid,
+        deletes = equality_deletes_of(table, snapshot, keys, names, producer.commit_uuid,
                                     written)
         if deletes:
             producer.add_deletes(deletes)
         if isolation is not None:
-            validate_row_delta(producer, snapshot, _key_filter(keys), (), isolation)
+            validate_row_delta(producer, snapshot, key_filter(keys), (), isolation)
         if rows is not None:
             producer.write(rows, table.metadata)
         elif not deletes:

@@ -29,11 +29,11 @@ from icenb.spec.manifest import DataFile, EntryStatus, FileContent
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.merging import (
-    _ADDED_DATA_OPS,
-    _DELETED_DATA_OPS,
-    _NEW_DELETE_OPS,
-    _as_expression,
-    _FileFilter,
+    ADDED_DATA_OPS,
+    DELETED_DATA_OPS,
+    NEW_DELETE_OPS,
+    FileFilter,
+    as_expression,
     read_entries,
 )
 from icenb.table.commit.v4_upgrade import legacy_leaf_reader
@@ -221,7 +221,7 @@ class V4Validation:
 
     def conflict_detection_filter(self: _V, expr: str | Expression) -> _V:
         """Only concurrent changes that may touch rows matching ``expr`` conflict."""
-        self._conflict_filter = _as_expression(expr, "conflict_detection_filter")
+        self._conflict_filter = as_expression(expr, "conflict_detection_filter")
         return self
 
     def case_sensitive(self: _V, value: bool) -> _V:
@@ -287,24 +287,24 @@ class V4Validation:
                         yield s, f
 
         expr = self._conflict_filter
-        flt = _FileFilter(AlwaysTrue() if expr is None else expr, base.schema,
+        flt = FileFilter(AlwaysTrue() if expr is None else expr, base.schema,
                           base.specs_by_id, self._case_sensitive)
         if self._referenced_data_files:
-            for s, f in files(_DELETED_DATA_OPS, False, True):
+            for s, f in files(DELETED_DATA_OPS, False, True):
                 if f.file_path in self._referenced_data_files:
                     raise CommitConflict(
                         f"data files referenced by the new deletes are no longer in the table "
                         f"(removed by snapshot {s.snapshot_id})", file=f.file_path,
                         field="validate_data_files_exist", value=s.snapshot_id)
         if self._validate_data:
-            for s, f in files(_ADDED_DATA_OPS, True, True):
+            for s, f in files(ADDED_DATA_OPS, True, True):
                 if flt.might_match(f):
                     raise CommitConflict(_message(
                         s, "found conflicting files that can contain records matching {expr}: "
                         "added by snapshot {snapshot}", flt.expr), file=f.file_path,
                         field="validate_no_conflicting_data", value=str(flt.expr))
         if self._validate_deletes and self._row_delta_rules:
-            for s, d in files(_NEW_DELETE_OPS, True, False):
+            for s, d in files(NEW_DELETE_OPS, True, False):
                 if flt.might_match(d):
                     raise CommitConflict(_message(
                         s, "found new conflicting delete files that can apply to records "
@@ -312,10 +312,10 @@ class V4Validation:
                         file=d.file_path, field="validate_no_conflicting_deletes",
                         value=str(flt.expr))
         if self._validate_deletes and not self._row_delta_rules and removed:
-            self._no_new_deletes_for(base, files(_NEW_DELETE_OPS, True, False), removed)
+            self._no_new_deletes_for(base, files(NEW_DELETE_OPS, True, False), removed)
         if dv_targets:
             # "concurrent" for DVs: since the start, else since this operation's first parent
-            for s, d in files(_NEW_DELETE_OPS, True, False):
+            for s, d in files(NEW_DELETE_OPS, True, False):
                 if d.content_offset is not None and d.referenced_data_file in dv_targets:
                     raise CommitConflict(
                         f"found a concurrently added deletion vector (snapshot "

@@ -50,7 +50,7 @@ from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.v4_upgrade import manifest_file_of
 from icenb.table.explore.metadata_graph import resolve_snapshot
-from icenb.table.scan.planning import _content_files, match_deletes
+from icenb.table.scan.planning import content_files_of, match_deletes
 from icenb.table.scan.v4_planning import entries_table
 
 __all__ = [
@@ -352,7 +352,7 @@ def build_metadata_tree(
             offset += length
             keep, khead = _fold_positions(length, max_files)
             kept = t.take(pa.array(keep, pa.int64()))
-            files = _content_files(kept, metadata.specs_by_id, metadata.schema)
+            files = content_files_of(kept, metadata.specs_by_id, metadata.schema)
             drawn.append(_Drawn(pos, m, kept, files, khead, length - len(keep),
                                 _status_counts(t), length))
     applies = _applies_to(drawn, metadata)
@@ -401,7 +401,7 @@ def _v4_kept(entries: Sequence[ContentEntry], path: str, metadata: TableMetadata
         return pa.table({}), []
     t = entries_table(entries, manifest_path=path, specs=metadata.specs_by_id,
                       schema=metadata.schema, file=path)
-    return t, _content_files(t, metadata.specs_by_id, metadata.schema)
+    return t, content_files_of(t, metadata.specs_by_id, metadata.schema)
 
 
 def _tree_entries(t: pa.Table, files: Sequence[DataFile], ordinals: Sequence[int] | None,
@@ -456,7 +456,7 @@ def _root_index(io: FileIO, metadata: TableMetadata, snap: Snapshot, max_manifes
             n = v3.num_rows
             keep, khead = _fold_positions(n, max_files)
             kept = v3.take(pa.array(keep, pa.int64()))
-            fs = _content_files(kept, metadata.specs_by_id, metadata.schema)
+            fs = content_files_of(kept, metadata.specs_by_id, metadata.schema)
             drawn.append((pos, e, kept, fs, keep, khead, n - len(keep), _status_counts(v3), n))
             kept_tables.append(kept)
             continue

@@ -34,12 +34,12 @@ from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.merging import (
     DeleteFiles,
+    FileFilter,
     IsolationLevel,
     MergingSnapshotProducer,
     OverwriteFiles,
     ReplacePartitions,
-    _as_expression,
-    _FileFilter,
+    as_expression,
     isolation_level,
 )
 from icenb.table.commit.producer import branch_snapshot, commit_snapshot
@@ -71,7 +71,7 @@ class CopyOnWritePlan:
 
 
 def _expression(filter: str | Expression) -> Expression:
-    return _as_expression(filter, "filter")
+    return as_expression(filter, "filter")
 
 
 def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expression, *,
@@ -90,7 +90,7 @@ def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expres
     plan = plan_files(io, metadata, snapshot_id=snap.snapshot_id, row_filter=expr,
                       case_sensitive=case_sensitive, schema=schema)
     name_mapping = Scan(io, metadata, snap.snapshot_id, schema).name_mapping
-    flt = _FileFilter(expr, schema, metadata.specs_by_id, case_sensitive)
+    flt = FileFilter(expr, schema, metadata.specs_by_id, case_sensitive)
     remove: list[DataFile] = []
     keep: list[pa.Table] = []
     hits: list[pa.Table] = []
@@ -120,8 +120,9 @@ def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expres
     return CopyOnWritePlan(snap.snapshot_id, tuple(remove), kept, deleted, hit)
 
 
-def _validated(producer: MergingSnapshotProducer, metadata: TableMetadata, plan: CopyOnWritePlan,
-               expr: Expression, operation: str = "delete") -> None:
+def validate_copy_on_write(producer: MergingSnapshotProducer, metadata: TableMetadata,
+                           plan: CopyOnWritePlan, expr: Expression,
+                           operation: str = "delete") -> None:
     """Spark's copy-on-write conflict detection (see the module docstring); the isolation
     level is ``write.<operation>.isolation-level``."""
     if plan.snapshot_id is not None:
@@ -137,11 +138,11 @@ def replace_matching_rows(producer: OverwriteFiles, io: FileIO, metadata: TableM
                           case_sensitive: bool = True) -> None:
     """Have ``producer`` remove the rows matching ``filter`` copy-on-write: files whose rows
     all match go, partly matching files are rewritten now without those rows; with the
-    conflict validations of :func:`_validated`. Used by overwrites that add their own data
-    (here and in the Spark writer)."""
+    conflict validations of :func:`validate_copy_on_write`. Used by overwrites that add their
+    own data (here and in the Spark writer)."""
     expr = _expression(filter)
     plan = plan_copy_on_write(io, metadata, expr, branch=branch, case_sensitive=case_sensitive)
-    _validated(producer, metadata, plan, expr)
+    validate_copy_on_write(producer, metadata, plan, expr)
     for f in plan.remove:
         producer.delete_file(f)
     if plan.keep_rows is not None and plan.keep_rows.num_rows:
@@ -176,7 +177,7 @@ def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BR
         OverwriteFiles if rewrite else DeleteFiles)(
         catalog, identifier, table.io, branch=branch, snapshot_properties=snapshot_properties)
     producer.case_sensitive(case_sensitive)
-    _validated(producer, md, plan, expr)
+    validate_copy_on_write(producer, md, plan, expr)
     for f in plan.remove:
         producer.delete_file(f)
     try:

@@ -53,16 +53,16 @@ from icenb.spec.types import NestedField
 from icenb.table.commit.merging import (
     IsolationLevel,
     OverwriteFiles,
-    _as_expression,
+    as_expression,
     isolation_level,
 )
 from icenb.table.commit.producer import as_arrow_table, branch_snapshot, commit_snapshot
 from icenb.table.row_level.copy_on_write import (
     MERGE_ON_READ,
     CopyOnWritePlan,
-    _validated,
     plan_copy_on_write,
     update_mode,
+    validate_copy_on_write,
 )
 from icenb.table.scan import Scan
 from icenb.table.scan.read import read_task
@@ -101,7 +101,7 @@ def _require_v2(md: TableMetadata, what: str) -> None:
 
 
 def _expression(filter: str | Expression, md: TableMetadata) -> Expression:
-    expr = _as_expression(filter, "filter")
+    expr = as_expression(filter, "filter")
     bind(expr, md.schema, True)  # unknown columns / bad literals fail before anything is read
     return expr
 
@@ -155,7 +155,7 @@ def _positions(rows: pa.Table) -> npt.NDArray[np.int64]:
     return np.asarray(rows.column(ROW_POSITION.name).to_numpy(), dtype=np.int64)
 
 
-def _write_position_deletes(table: Table,
+def write_deletes_for_hits(table: Table,
                             hits: Sequence[tuple[FileScanTask, pa.Table]],
                             operation_id: str, written: list[str]
                             ) -> tuple[list[DataFile], list[DataFile]]:
@@ -204,7 +204,7 @@ def _stage_position_deletes(table: Table, producer: RowDelta, snap: Snapshot,
                             level: str, written: list[str]) -> None:
     """Delete the hit rows by position (v2) or DV (v3) in ``producer``, validated as a
     merge-on-read delete of ``expr``."""
-    added, removed = _write_position_deletes(table, hits, producer.commit_uuid, written)
+    added, removed = write_deletes_for_hits(table, hits, producer.commit_uuid, written)
     producer.add_deletes(added)
     if removed:
         producer.remove_deletes(removed)
@@ -289,7 +289,7 @@ def _keys_table(data: Any, table: Table, names: Sequence[str]) -> pa.Table:
     return arrow.select(list(names))
 
 
-def _key_filter(keys: pa.Table) -> Expression:
+def key_filter(keys: pa.Table) -> Expression:
     if keys.num_columns != 1 or keys.num_rows > _MAX_FILTER_KEYS:
         return AlwaysTrue()
     values = [v for v in keys.column(0).to_pylist() if v is not None]
@@ -312,7 +312,7 @@ def _key_specs(table: Table, snap: Snapshot, fields: Sequence[NestedField]
     return specs
 
 
-def _equality_deletes(table: Table, snap: Snapshot | None, keys: pa.Table,
+def equality_deletes_of(table: Table, snap: Snapshot | None, keys: pa.Table,
                       names: Sequence[str], operation_id: str, written: list[str]
                       ) -> list[DataFile]:
     md = table.metadata
@@ -358,11 +358,11 @@ def delete_by_key(table: Table, keys: Any, *, on: str | Sequence[str] | None = N
     producer = _row_delta(table, branch, snapshot_properties)
 
     def stage(written: list[str]) -> bool:
-        added = _equality_deletes(table, snap, conformed, names, producer.commit_uuid, written)
+        added = equality_deletes_of(table, snap, conformed, names, producer.commit_uuid, written)
         if not added:
             return False
         producer.add_deletes(added)
-        _validate(producer, snap, _key_filter(conformed), (), level)
+        _validate(producer, snap, key_filter(conformed), (), level)
         return True
 
     return _commit_staged(table, producer, stage)
@@ -403,11 +403,11 @@ def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
     producer = _row_delta(table, branch, snapshot_properties)
 
     def stage(written: list[str]) -> bool:
-        deletes = _equality_deletes(table, snap, keys, names, producer.commit_uuid, written)
+        deletes = equality_deletes_of(table, snap, keys, names, producer.commit_uuid, written)
         producer.write_data(rows, md)
         if deletes:
             producer.add_deletes(deletes)
-        _validate(producer, snap, _key_filter(keys), (), level)
+        _validate(producer, snap, key_filter(keys), (), level)
         return True
 
     committed = _commit_staged(table, producer, stage)
@@ -554,7 +554,7 @@ def _update_copy_on_write(table: Table, set: Mapping[str, Assignment], expr: Exp
     producer = OverwriteFiles(catalog, identifier, table.io, branch=branch,
                               snapshot_properties=snapshot_properties)
     producer.check_branch(md)
-    _validated(producer, md, plan, expr, "update")
+    validate_copy_on_write(producer, md, plan, expr, "update")
     for f in plan.remove:
         producer.delete_file(f)
     try:

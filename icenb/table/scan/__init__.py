@@ -48,7 +48,7 @@ _REPR_LIMIT = 200
 _PARTITION = "_partition"
 
 
-def _short(text: str, limit: int = _REPR_LIMIT) -> str:
+def short_text(text: str, limit: int = _REPR_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -270,5 +270,6 @@ class Scan:
 
     def __repr__(self) -> str:
         cols = "*" if self._columns is None else ", ".join(self._columns)
-        return (f"Scan(snapshot_id={self._snapshot_id}, filter={_short(str(self._row_filter))!r}"
-                f", columns={_short(cols)!r})")
+        text = short_text(str(self._row_filter))
+        return (f"Scan(snapshot_id={self._snapshot_id}, filter={text!r}"
+                f", columns={short_text(cols)!r})")

@@ -161,8 +161,8 @@ class ScanPlan:
         ``residual_filter`` is ``True`` when the partition decides the filter, else the
         unbound residual :class:`Expression`.
         """
-        deletes = _content_files(self.delete_entries, self.specs, self.schema)
-        data = _content_files(self.data_entries, self.specs, self.schema)
+        deletes = content_files_of(self.delete_entries, self.specs, self.schema)
+        data = content_files_of(self.data_entries, self.specs, self.schema)
         residuals: dict[int, ResidualEvaluator | None] = {}
         out = []
         for i, f in enumerate(data):
@@ -275,7 +275,7 @@ def plan_files(
         return plan_root_manifest(io, metadata, snapshot, schema=schema, expr=expr, bound=bound,
                                   case_sensitive=case_sensitive, column_stats=column_stats,
                                   cache=cache)
-    projections = _Projections(specs, schema, expr, case_sensitive)
+    projections = Projections(specs, schema, expr, case_sensitive)
 
     # 1. manifests
     manifest_list = read_manifest_list_table(io, snapshot, metadata.format_version, cache=cache)
@@ -295,8 +295,8 @@ def plan_files(
         columns=_PLANNING_COLUMNS + _STATS_COLUMNS)
 
     # 2. files: masks over all entries (chunked columns, no copy of the entry structs)
-    selected, data_considered = _select_files(data_entries, True, projections, schema, bound)
-    selected_deletes, deletes_considered = _select_files(delete_entries, False, projections,
+    selected, data_considered = select_files(data_entries, True, projections, schema, bound)
+    selected_deletes, deletes_considered = select_files(delete_entries, False, projections,
                                                          schema, AlwaysTrue())
 
     # 3. deletes
@@ -308,7 +308,7 @@ def plan_files(
     )
 
 
-def _select_files(entries: pa.Table, data: bool, projections: _Projections, schema: Schema,
+def select_files(entries: pa.Table, data: bool, projections: Projections, schema: Schema,
                   bound: Expression) -> tuple[pa.Table, int]:
     """The live data (or delete) files of ``entries`` that may match the filter, and how many
     live ones there were (spec: Scan Planning; a data manifest holds only data files and a
@@ -356,7 +356,7 @@ def _select(entries: pa.Table, mask: np.ndarray[Any, Any]) -> pa.Table:
     return entries.filter(pa.array(mask, pa.bool_()))
 
 
-class _Projections:
+class Projections:
     """The inclusive projection of the row filter per spec id (None: cannot prune)."""
 
     def __init__(self, specs: Mapping[int, PartitionSpec], schema: Schema, expr: Expression,
@@ -394,7 +394,7 @@ def _struct_column(entries: pa.Table, name: str) -> pa.Array:
     return _struct(pc.struct_field(entries.column("data_file"), name))
 
 
-def _manifest_mask(manifest_list: pa.Table, projections: _Projections) -> np.ndarray[Any, Any]:
+def _manifest_mask(manifest_list: pa.Table, projections: Projections) -> np.ndarray[Any, Any]:
     """Manifests that may hold live matching files (spec: Scan Planning, manifest skipping)."""
     n = manifest_list.num_rows
     keep = np.ones(n, dtype=bool)
@@ -447,7 +447,7 @@ def _partition_children(partition: pa.Array, fields: Sequence[tuple[int, str]]
     return out
 
 
-def _partition_mask(entries: pa.Table, projections: _Projections) -> np.ndarray[Any, Any]:
+def _partition_mask(entries: pa.Table, projections: Projections) -> np.ndarray[Any, Any]:
     """Entries whose partition may match the projected filter of their spec."""
     n = entries.num_rows
     keep = np.ones(n, dtype=bool)
@@ -632,7 +632,7 @@ def match_deletes(data: pa.Table, deletes: pa.Table, specs: Mapping[int, Partiti
 # --------------------------------------------------------------------------- tasks
 
 
-def _partition_type(spec: PartitionSpec, schema: Schema) -> StructType:
+def unified_partition_struct(spec: PartitionSpec, schema: Schema) -> StructType:
     """The spec's partition type; a field whose source is gone reads as ``unknown``."""
     try:
         return spec.partition_type(schema)
@@ -641,7 +641,7 @@ def _partition_type(spec: PartitionSpec, schema: Schema) -> StructType:
                             for pf in spec.fields))
 
 
-def _content_files(entries: pa.Table, specs: Mapping[int, PartitionSpec], schema: Schema
+def content_files_of(entries: pa.Table, specs: Mapping[int, PartitionSpec], schema: Schema
                    ) -> list[DataFile]:
     """DataFile objects for the entries (partition tuples in their spec's field order)."""
     if entries.num_rows == 0:
@@ -656,7 +656,7 @@ def _content_files(entries: pa.Table, specs: Mapping[int, PartitionSpec], schema
         for r, key in zip(rows, _partition_keys(entries, rows, spec), strict=True):
             partitions[int(r)] = key
     seqs = entries.column("sequence_number").to_pylist()
-    types = {sid: _partition_type(specs[sid], schema) for sid in set(spec_ids)}
+    types = {sid: unified_partition_struct(specs[sid], schema) for sid in set(spec_ids)}
     out = []
     for rec, sid, part, seq in zip(records, spec_ids, partitions, seqs, strict=True):
         rec["partition"] = list(part)

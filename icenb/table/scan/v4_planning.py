@@ -50,8 +50,8 @@ from icenb.io.manifest_reader import (
     DEFAULT_MAX_WORKERS,
     DecodedManifest,
     ManifestCache,
-    _gc_paused,
     concat_entry_tables,
+    gc_paused,
     read_manifest_entries,
 )
 from icenb.spec import values
@@ -85,11 +85,11 @@ from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import StructType
 from icenb.table.commit.v4_upgrade import manifest_file_of
 from icenb.table.scan.planning import (
+    Projections,
     ScanPlan,
-    _partition_type,
-    _Projections,
-    _select_files,
     match_deletes,
+    select_files,
+    unified_partition_struct,
 )
 
 __all__ = [
@@ -166,7 +166,7 @@ def entries_table(entries: Sequence[ContentEntry], *, manifest_path: str,
         if spec is None:
             raise InvalidMetadata("no such partition spec in the table metadata", file=file,
                                   field=f"entries[{items[0][0]}].partition_spec_id", value=sid)
-        ptype = _partition_type(spec, schema)
+        ptype = unified_partition_struct(spec, schema)
         arrow_schema = avro_arrow_schema(
             manifest_path, avro_schema(manifest_entry_type(ptype, 3), "manifest_entry"))
         records = []
@@ -198,7 +198,7 @@ def entries_table(entries: Sequence[ContentEntry], *, manifest_path: str,
 # --------------------------------------------------------------------------- pruning
 
 
-def _manifest_may_match(e: ContentEntry, projections: _Projections, schema: Schema,
+def _manifest_may_match(e: ContentEntry, projections: Projections, schema: Schema,
                         bound: Expression) -> bool:
     """A live root manifest entry may hold live files matching the filter (v3's manifest
     skipping on the aggregated stats; data manifests also by column metrics)."""
@@ -282,7 +282,7 @@ def _read_leaves(io: FileIO, leaves: Sequence[ContentEntry], column_stats: Seque
         blobs = [read(i) for i in todo]
     named = [(leaves[i].location, b) for i, b in zip(todo, blobs, strict=True)
              if isinstance(b, bytes)]
-    with _gc_paused():
+    with gc_paused():
         decoded = iter(decode_content_manifest_tables(named, threads=max_workers))
     for i, b in zip(todo, blobs, strict=True):
         out[i] = (_LeafRead(error=b) if isinstance(b, Exception)
@@ -445,7 +445,7 @@ def _data_leaf_table(root_entry: ContentEntry, kind: ManifestKind, raw: pa.Table
         return None
     known = None if entry_schemas is None else entry_schemas.get(sid)
     if known is None:
-        ptype = _partition_type(specs[sid], schema)
+        ptype = unified_partition_struct(specs[sid], schema)
         known = ptype, avro_arrow_schema(
             location, avro_schema(manifest_entry_type(ptype, 3), "manifest_entry"))
         if entry_schemas is not None:
@@ -579,7 +579,7 @@ def plan_root_manifest(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, 
         raise InvalidMetadata("not a v4 snapshot: no root manifest", file=metadata.source_file,
                               field=f"snapshots[{snapshot.snapshot_id}].root-manifest")
     specs = dict(metadata.specs_by_id)
-    projections = _Projections(specs, schema, expr, case_sensitive)
+    projections = Projections(specs, schema, expr, case_sensitive)
     root = read_root_manifest(io, root_location, snapshot_id=snapshot.snapshot_id,
                               sequence_number=snapshot.sequence_number)
     stats = column_stats or not isinstance(bound, AlwaysTrue)
@@ -617,8 +617,8 @@ def plan_root_manifest(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, 
 
     data_entries = concat_entry_tables(data_tables)
     delete_entries = concat_entry_tables(delete_tables)
-    selected, data_considered = _select_files(data_entries, True, projections, schema, bound)
-    selected_deletes, deletes_considered = _select_files(delete_entries, False, projections,
+    selected, data_considered = select_files(data_entries, True, projections, schema, bound)
+    selected_deletes, deletes_considered = select_files(delete_entries, False, projections,
                                                          schema, AlwaysTrue())
     matched = match_deletes(selected, selected_deletes, specs)
     return ScanPlan(

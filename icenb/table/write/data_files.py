@@ -940,7 +940,7 @@ def _has_unknown(t: IcebergType) -> bool:
     return False
 
 
-def _writer_table(data: pa.Table, schema: Schema) -> pa.Table:
+def writer_table(data: pa.Table, schema: Schema) -> pa.Table:
     """``data`` as written to Parquet: unknown columns left out, uuids annotated."""
     kept = [f for f in schema.fields if not isinstance(f.field_type, UnknownType)]
     target = pa.schema([_parquet_field(f) for f in kept])
@@ -977,7 +977,7 @@ def _drop_unknown(arr: pa.Array, t: IcebergType) -> pa.Array:
     return arr
 
 
-def _split_offsets(metadata: pq.FileMetaData) -> tuple[int, ...]:
+def split_offsets_of(metadata: pq.FileMetaData) -> tuple[int, ...]:
     """Row-group start offsets, ascending (Java's ``ParquetUtil.getSplitOffsets``)."""
     offsets = []
     for g in range(metadata.num_row_groups):
@@ -1025,7 +1025,7 @@ class _FileWriter:
         return size, metadata
 
 
-def _write_rolling(io: FileIO, table: pa.Table, options: ParquetWriteOptions,
+def write_rolling(io: FileIO, table: pa.Table, options: ParquetWriteOptions,
                    new_location: Callable[[], str],
                    written: list[str]) -> list[tuple[str, int, int, pq.FileMetaData]]:
     """Write ``table`` to one or more files of about the target size; (location, first row,
@@ -1106,8 +1106,8 @@ def write_data_files(
             def new_location(p: str | None = path) -> str:
                 return location_provider.new_data_location(next_name(), p)
 
-            to_write = _writer_table(part, schema)
-            for location, first, size, metadata in _write_rolling(io, to_write, options,
+            to_write = writer_table(part, schema)
+            for location, first, size, metadata in write_rolling(io, to_write, options,
                                                                   new_location, written):
                 rows = metadata.num_rows
                 metrics = compute_metrics(part.slice(first, rows), schema, config, metadata)
@@ -1119,7 +1119,7 @@ def write_data_files(
                     null_value_counts=metrics.null_value_counts,
                     nan_value_counts=metrics.nan_value_counts,
                     lower_bounds=metrics.lower_bounds, upper_bounds=metrics.upper_bounds,
-                    split_offsets=_split_offsets(metadata),
+                    split_offsets=split_offsets_of(metadata),
                     sort_order_id=sort_order.order_id, spec_id=spec.spec_id,
                 ))
     except BaseException as exc:
@@ -1143,7 +1143,7 @@ DEFAULT_WRITE_BUFFER_BYTES = 256 * 1024 * 1024
 
 
 def _writer_schema(schema: Schema) -> pa.Schema:
-    """The Arrow schema of the Parquet files (as :func:`_writer_table` makes the data)."""
+    """The Arrow schema of the Parquet files (as :func:`writer_table` makes the data)."""
     return pa.schema([_parquet_field(f) for f in schema.fields
                       if not isinstance(f.field_type, UnknownType)])
 
@@ -1401,7 +1401,7 @@ class RollingDataWriter:
         parts = open_file.buffer
         table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         open_file.buffer = []
-        open_file.writer.write(_writer_table(table, self._schema))
+        open_file.writer.write(writer_table(table, self._schema))
         open_file.flushed_bytes += open_file.buffered_bytes
         open_file.buffered_bytes = 0
         open_file.buffered_rows = 0
@@ -1418,5 +1418,5 @@ class RollingDataWriter:
             column_sizes=metrics.column_sizes, value_counts=metrics.value_counts,
             null_value_counts=metrics.null_value_counts,
             nan_value_counts=metrics.nan_value_counts, lower_bounds=metrics.lower_bounds,
-            upper_bounds=metrics.upper_bounds, split_offsets=_split_offsets(metadata),
+            upper_bounds=metrics.upper_bounds, split_offsets=split_offsets_of(metadata),
             sort_order_id=self._sort_order.order_id, spec_id=self._spec.spec_id)

@@ -56,11 +56,11 @@ from icenb.spec.types import DoubleType, FloatType, NestedField, PrimitiveType
 from icenb.table.write.data_files import (
     LocationProvider,
     ParquetWriteOptions,
-    _split_offsets,
-    _write_rolling,
     compute_metrics,
     conform_to_schema,
     partition_and_sort,
+    split_offsets_of,
+    write_rolling,
 )
 
 __all__ = [
@@ -209,7 +209,7 @@ def write_position_deletes(
             def new_location(p: str | None = part_path) -> str:
                 return location_provider.new_data_location(names.next("parquet"), p)
 
-            for location, first, size, footer in _write_rolling(io, table, options,
+            for location, first, size, footer in write_rolling(io, table, options,
                                                                 new_location, written):
                 rows = footer.num_rows
                 part = table.slice(first, rows)
@@ -222,7 +222,7 @@ def write_position_deletes(
                     file_format=FileFormat.PARQUET, partition=partition, record_count=rows,
                     file_size_in_bytes=size, column_sizes=metrics.column_sizes,
                     lower_bounds=lower or None, upper_bounds=upper or None,
-                    split_offsets=_split_offsets(footer), spec_id=spec_id))
+                    split_offsets=split_offsets_of(footer), spec_id=spec_id))
     except BaseException as exc:
         _delete_written(io, written)
         raise _as_write_error(exc, written) from exc
@@ -389,7 +389,7 @@ def write_equality_deletes(
     config = MetricsConfig.from_properties(properties, key_schema)
     ids = tuple(f.field_id for f in fields)
     names = _Names(operation_id, partition_id, task_id)
-    from icenb.table.write.data_files import _writer_table
+    from icenb.table.write.data_files import writer_table
 
     written: list[str] = []
     out: list[DataFile] = []
@@ -404,8 +404,8 @@ def write_equality_deletes(
                 def new_location(p: str | None = part_path) -> str:
                     return location_provider.new_data_location(names.next("parquet"), p)
 
-                to_write = _writer_table(part, key_schema)
-                for location, first, size, footer in _write_rolling(io, to_write, options,
+                to_write = writer_table(part, key_schema)
+                for location, first, size, footer in write_rolling(io, to_write, options,
                                                                     new_location, written):
                     rows = footer.num_rows
                     metrics = compute_metrics(part.slice(first, rows), key_schema, config,
@@ -418,7 +418,7 @@ def write_equality_deletes(
                         null_value_counts=metrics.null_value_counts,
                         nan_value_counts=metrics.nan_value_counts,
                         lower_bounds=metrics.lower_bounds, upper_bounds=metrics.upper_bounds,
-                        split_offsets=_split_offsets(footer), equality_ids=ids,
+                        split_offsets=split_offsets_of(footer), equality_ids=ids,
                         spec_id=spec.spec_id))
     except BaseException as exc:
         _delete_written(io, written)
