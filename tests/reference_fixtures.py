@@ -1,7 +1,10 @@
 """Pytest fixtures for tests against the Iceberg Java reference implementation (Iceberg 1.10).
 
 The reference runs in its own virtualenv (.venv-ref, from tests/reference/requirements.txt),
-found at $ICENB_REF_PYTHON or <repo>/.venv-ref/bin/python, and is driven as a subprocess:
+found at $ICENB_REF_PYTHON or <repo>/.venv-ref/bin/python, and is driven as a subprocess: one
+server per pytest process (tests/reference/server.py, started on first use, one JVM) runs the
+batches of every script of tests/reference/ (:func:`run_reference_batch`); $ICENB_REF_SERVER=0
+runs each batch in a JVM of its own instead, through the script's command line.
 
 - ``java_tables_dir``: a directory of tables and views written by Java
   (tests/reference/generate_tables.py), generated once and cached under
@@ -9,7 +12,7 @@ found at $ICENB_REF_PYTHON or <repo>/.venv-ref/bin/python, and is driven as a su
 - ``java_tables``: the same as a :class:`JavaTables` (scenarios, metadata files, and Java's
   canonical JSON of every metadata file, computed during generation).
 - ``java_canonical`` / ``java_roundtrip``: run tests/reference/java_metadata.py on files or
-  JSON texts of your own (one JVM per call: batch your inputs).
+  JSON texts of your own (a round trip to the JVM per call: batch your inputs).
 
 A missing reference environment fails these fixtures (it does not skip them): `make test`
 always builds it.  Register the fixtures with ``pytest_plugins = ["tests.reference_fixtures"]``
@@ -18,13 +21,19 @@ in tests/conftest.py, or import the fixture names into a test module.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import fcntl
 import hashlib
 import json
 import os
+import queue
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -137,12 +146,156 @@ def _source_json(source: Source) -> Any:
     return str(Path(source).resolve())
 
 
+class ReferenceServer:
+    """tests/reference/server.py: one reference JVM answering every batch of this process.
+
+    Started on first use (:func:`reference_server`), stopped at exit. Its stderr (Spark's logs)
+    goes to a file, whose tail a failure reports.
+    """
+
+    def __init__(self, python: Path) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="icenb-reference-server-")
+        self._log_path = Path(self._dir.name) / "server.log"
+        self._log = open(self._log_path, "wb")  # noqa: SIM115 (closed by close())
+        self._proc = subprocess.Popen(
+            [str(python), str(REFERENCE_DIR / "server.py")],
+            cwd=self._dir.name, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self._log, start_new_session=True)
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, name="icenb-reference-server",
+                                        daemon=True)
+        self._reader.start()
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def _read(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            self._lines.put(line)
+        self._lines.put(b"")  # end of output: the server exited
+
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def _failure(self, what: str) -> ReferenceEnvError:
+        self._log.flush()
+        tail = self._log_path.read_text(errors="replace").splitlines()[-40:]
+        return ReferenceEnvError(f"{what}; server log {self._log_path}:\n" + "\n".join(tail))
+
+    def _answer(self, timeout: float, what: str) -> Any:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            error = self._failure(f"{what}: no answer in {timeout:.0f} s")
+            self.close(kill=True)
+            raise error from None
+        if not line:
+            self._proc.wait()
+            raise self._failure(f"{what}: the reference server exited "
+                                f"({self._proc.returncode})")
+        return json.loads(line)
+
+    def call(self, script: str, requests: Sequence[dict[str, Any]],
+             args: Sequence[str] = (), timeout: float = JAVA_TIMEOUT_S) -> list[dict[str, Any]]:
+        """Run ``script``'s batch in the server's JVM; one result per request, in order."""
+        with self._lock:
+            if not self._ready:
+                hello = self._answer(timeout, "the reference server did not start")
+                if hello.get("ready") is not True:
+                    raise self._failure(f"unexpected greeting {hello!r}")
+                self._ready = True
+            assert self._proc.stdin is not None
+            line = json.dumps({"script": script, "args": list(args),
+                               "requests": list(requests)})
+            try:
+                self._proc.stdin.write(line.encode("utf-8") + b"\n")
+                self._proc.stdin.flush()
+            except BrokenPipeError:
+                raise self._failure(f"{script}: the reference server is gone") from None
+            answer = self._answer(timeout, script)
+        if not answer.get("ok"):
+            raise ReferenceEnvError(f"{script} failed:\n{answer.get('error')}")
+        results: list[dict[str, Any]] = answer["results"]
+        return results
+
+    def close(self, kill: bool = False) -> None:
+        """Stop the server (end of input, then a kill of its process group if need be)."""
+        if self._proc.stdin is not None and not self._proc.stdin.closed:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+        if not kill:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=60)
+        if self._proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            self._proc.wait()
+        self._reader.join(timeout=10)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._log.close()
+        self._dir.cleanup()
+
+
+_server: ReferenceServer | None = None
+
+
+def reference_server() -> ReferenceServer:
+    """This process's reference server, started on first use (again if it stopped)."""
+    global _server
+    if _server is None or not _server.alive():
+        if _server is not None:
+            _server.close()
+        _server = ReferenceServer(reference_python())
+        atexit.register(stop_reference_server)
+    return _server
+
+
+def stop_reference_server() -> None:
+    """Stop this process's reference server, if one runs."""
+    global _server
+    if _server is not None:
+        server, _server = _server, None
+        server.close()
+
+
+def use_reference_server() -> bool:
+    """Whether batches go to the shared server ($ICENB_REF_SERVER=0: a JVM per batch)."""
+    return os.environ.get("ICENB_REF_SERVER", "1").strip().lower() not in ("0", "no", "false")
+
+
 def run_reference_batch(script: str, requests: Sequence[dict[str, Any]], *,
                         args: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Run a reference script of tests/reference/ (``--requests``/``--output`` JSON, one JVM,
-    ``args`` added to its command line) on a batch of requests; one result each, in order."""
+    """Run a reference script of tests/reference/ (``args`` added to its command line) on a
+    batch of requests; one result each, in order.
+
+    The batch goes to this process's reference server (one JVM for the whole session), or,
+    with $ICENB_REF_SERVER=0, to the script's own command line (``--requests``/``--output``
+    JSON files, a JVM of its own). Both run the script's ``serve()``.
+    """
     if not requests:
         return []
+    started = time.perf_counter()
+    try:
+        if use_reference_server():
+            return reference_server().call(script, requests, args)
+        return _run_script(script, requests, args)
+    finally:
+        _log_batch(script, len(requests), time.perf_counter() - started)
+
+
+def _log_batch(script: str, count: int, seconds: float) -> None:
+    """With $ICENB_REF_LOG set, append a line per batch to that file (for timing the suite)."""
+    path = os.environ.get("ICENB_REF_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(f"{os.environ.get('PYTEST_CURRENT_TEST', '-')}\t{script}\t{count}\t"
+                      f"{seconds:.2f}\n")
+
+
+def _run_script(script: str, requests: Sequence[dict[str, Any]],
+                args: Sequence[str]) -> list[dict[str, Any]]:
+    """A batch through the script's command line, in a JVM of its own."""
     python = reference_python()
     with tempfile.TemporaryDirectory() as tmp:
         req_path = Path(tmp) / "requests.json"
@@ -303,7 +456,7 @@ def java_tables(java_tables_dir: Path) -> JavaTables:
 
 @pytest.fixture(scope="session")
 def java_canonical() -> Callable[..., list[dict[str, Any]]]:
-    """Callable(sources, kind="auto") -> Java's canonical JSON per source (one JVM per call)."""
+    """Callable(sources, kind="auto") -> Java's canonical JSON per source (one batch per call)."""
     try:
         reference_python()
     except ReferenceEnvError as exc:
@@ -319,3 +472,37 @@ def java_roundtrip() -> Callable[..., list[dict[str, Any]]]:
     except ReferenceEnvError as exc:
         pytest.fail(str(exc), pytrace=False)
     return java_compare
+
+
+_GENERATOR: subprocess.Popen[bytes] | None = None
+
+
+def _generate_in_background() -> None:
+    """Generate the Java tables in a child process; the fixture that needs them waits on the
+    cache's lock (and reports a failure). A process, not a thread: a thread of the test process
+    would share the ``time`` module that some tests patch (``time.sleep``), and
+    ``subprocess``'s waiting loop would spin on the patched function."""
+    global _GENERATOR
+    code = "from tests.reference_fixtures import ensure_java_tables as e; e()"
+    with contextlib.suppress(Exception):
+        _GENERATOR = subprocess.Popen([sys.executable, "-c", code], cwd=REPO,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start generating the Java tables as soon as the run is known to need them (the tests
+    before the first one that does run meanwhile; the fixture then waits on the lock). Under
+    pytest-xdist, one worker does it."""
+    if session.config.option.collectonly or os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        return
+    if any("java_tables_dir" in getattr(item, "fixturenames", ()) for item in session.items):
+        _generate_in_background()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session is over: stop the reference server (and a generation still running)."""
+    stop_reference_server()
+    if _GENERATOR is not None and _GENERATOR.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(_GENERATOR.pid, signal.SIGTERM)

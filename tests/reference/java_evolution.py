@@ -32,6 +32,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -50,8 +51,8 @@ def _java_error(exc: Exception) -> str:
 
 
 class JavaEvolution:
-    def __init__(self) -> None:
-        self.gateway = java_gateway()
+    def __init__(self, gateway: Any | None = None) -> None:
+        self.gateway = gateway if gateway is not None else java_gateway()
         self.jvm = self.gateway.jvm
         self.conf = self.jvm.org.apache.hadoop.conf.Configuration()
         self.tables = self.jvm.org.apache.iceberg.hadoop.HadoopTables(self.conf)
@@ -196,7 +197,19 @@ class JavaEvolution:
         return {"ok": True, "metadata": json.loads(text)}
 
 
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve), on ``ref``'s gateway."""
+    tool = JavaEvolution(ref.gateway)
+    try:
+        return [tool.run(r) for r in requests]
+    finally:
+        tool.close()
+
+
 def main(argv: list[str]) -> int:
+    from jvm import OwnJvm
+
     requests_file = argv[argv.index("--requests") + 1]
     output = argv[argv.index("--output") + 1] if "--output" in argv else None
     with open(requests_file, encoding="utf-8") as fh:
@@ -205,11 +218,8 @@ def main(argv: list[str]) -> int:
     stdout = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    tool = JavaEvolution()
-    try:
-        results = [tool.run(r) for r in requests]
-    finally:
-        tool.close()
+    with OwnJvm() as ref:
+        results = serve(ref, requests)
     out = {"results": results}
     if output:
         with open(output, "w", encoding="utf-8") as fh:

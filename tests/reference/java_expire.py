@@ -25,9 +25,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "serve"]
 
 
 class _Recorder:
@@ -139,13 +140,27 @@ def _snapshot_list(spark: Any, r: dict[str, Any]) -> dict[str, Any]:
                                       for s in _snapshots(_table(spark, r["location"]))]}
 
 
-def main(argv: list[str] | None = None) -> int:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from java_read import by_op, run_batch
+def _dispatch(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
+    from java_read import by_op
     from java_read_written import _dispatch as read_written
 
     ops = {"sql": _sql, "set_ref": _set_ref, "snapshots": _snapshot_list, "expire": _expire}
-    return run_batch(by_op(ops, read_written), argv, warehouse_arg=True)
+    return by_op(ops, read_written)(spark, request)
+
+
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve): --warehouse DIR in ``args``, one Spark session."""
+    from java_read import reads
+
+    return reads(_dispatch, warehouse_arg=True)(ref, requests, args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from java_read import run_batch
+
+    return run_batch(_dispatch, argv, warehouse_arg=True)
 
 
 if __name__ == "__main__":

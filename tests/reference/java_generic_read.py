@@ -39,10 +39,10 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["date_text", "float_value", "main", "sorted_pairs", "time_text",
+__all__ = ["date_text", "float_value", "main", "serve", "sorted_pairs", "time_text",
            "timestamp_text"]
 
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -195,6 +195,15 @@ def _read(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "columns": list(columns), "rows": rows,
             "snapshot_id": None if snapshot is None else int(snapshot.snapshotId()),
             "schema_id": schema_id}
+
+
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve) in one Spark session of ``ref``."""
+    from java_read import reads  # type: ignore[import-not-found]
+
+    results: list[dict[str, Any]] = reads(_read)(ref, requests, args)
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:

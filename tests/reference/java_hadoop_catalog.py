@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "serve"]
 
 
 def _catalog(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
@@ -53,12 +54,26 @@ def _sql(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True}
 
 
+def _dispatch(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
+    from java_read import _read as read_rows
+    from java_read import by_op
+
+    return by_op({"catalog": _catalog, "sql": _sql}, read_rows)(spark, request)
+
+
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve) in one Spark session of ``ref``."""
+    from java_read import reads
+
+    return reads(_dispatch)(ref, requests, args)
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from java_read import _read as read_rows
-    from java_read import by_op, run_batch
+    from java_read import run_batch
 
-    return run_batch(by_op({"catalog": _catalog, "sql": _sql}, read_rows), argv)
+    return run_batch(_dispatch, argv)
 
 
 if __name__ == "__main__":

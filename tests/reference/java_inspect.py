@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "serve"]
 
 
 def _plain(value: Any) -> Any:
@@ -66,6 +67,14 @@ def _read(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
             for row in collected]
     types = [f.dataType.simpleString() for f in df.schema.fields]
     return {"ok": True, "columns": df.columns, "types": types, "rows": rows, "dropped": dropped}
+
+
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve) in one Spark session of ``ref``."""
+    from java_read import reads
+
+    return reads(_read)(ref, requests, args)
 
 
 def main(argv: list[str] | None = None) -> int:

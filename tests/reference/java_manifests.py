@@ -16,15 +16,15 @@ Results line up with requests: {"ok": true, "manifests": [...]} or {"ok": false,
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import struct
 import sys
 import traceback
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "serve"]
 
 
 def _hex(jvm: Any, buf: Any) -> str | None:
@@ -133,7 +133,10 @@ def _content_file(jvm: Any, f: Any, spec: Any) -> dict[str, Any]:
 def _entries_method(gateway: Any) -> Any:
     """``ManifestReader.entries()`` (package-private) through reflection."""
     jvm = gateway.jvm
-    cls = jvm.java.lang.Class.forName("org.apache.iceberg.ManifestReader")
+    # Iceberg's classes come from the class path of a bare JVM, or from spark.jars (Spark's
+    # class loader, not the system one) in a shared one: the context class loader has both.
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    cls = jvm.java.lang.Class.forName("org.apache.iceberg.ManifestReader", False, loader)
     method = cls.getDeclaredMethod("entries", gateway.new_array(jvm.java.lang.Class, 0))
     method.setAccessible(True)
     return method
@@ -227,33 +230,27 @@ def _rewrite(gateway: Any, io: Any, m: Any, specs: Any, spec: Any,
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", required=True)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args(argv)
-    with open(args.requests, encoding="utf-8") as f:
-        doc = json.load(f)
-    requests = doc["requests"] if isinstance(doc, dict) else doc
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from refspark import java_gateway
-
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve), on ``ref``'s gateway."""
+    gateway = ref.gateway
+    jvm = gateway.jvm
+    io = jvm.org.apache.iceberg.hadoop.HadoopFileIO(jvm.org.apache.hadoop.conf.Configuration())
     results: list[dict[str, Any]] = []
-    gateway = java_gateway()
-    try:
-        jvm = gateway.jvm
-        io = jvm.org.apache.iceberg.hadoop.HadoopFileIO(jvm.org.apache.hadoop.conf.Configuration())
-        for request in requests:
-            try:
-                results.append(_read(gateway, io, request))
-            except Exception as e:  # report it and go on with the batch
-                results.append({"ok": False, "error": f"{type(e).__name__}: {e}"[:4000],
-                                "traceback": traceback.format_exc()[-4000:]})
-    finally:
-        gateway.shutdown()
-    with open(args.output, "w", encoding="utf-8") as f:
-        json.dump({"results": results}, f)
-    return 0
+    for request in requests:
+        try:
+            results.append(_read(gateway, io, request))
+        except Exception as e:  # report it and go on with the batch
+            results.append({"ok": False, "error": f"{type(e).__name__}: {e}"[:4000],
+                            "traceback": traceback.format_exc()[-4000:]})
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from batch import main as batch_main
+
+    return batch_main(serve, argv, __doc__)
 
 
 if __name__ == "__main__":

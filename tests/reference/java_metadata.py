@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -239,15 +240,25 @@ def _requests_from_argv(argv: list[str]) -> tuple[list[dict[str, Any]], str | No
     raise SystemExit(f"unknown mode {mode!r}\n{__doc__}")
 
 
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """A batch of requests (see batch.Serve), on ``ref``'s gateway: one result each."""
+    tool = JavaMetadata(ref.gateway)
+    return [tool.run(r) for r in requests]
+
+
 def main(argv: list[str]) -> int:
+    from jvm import OwnJvm
+
     requests, output = _requests_from_argv(argv[1:])
     # Keep stdout for the JSON document: the JVM and any library print to stderr instead.
     stdout = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    tool = JavaMetadata()
-    results = [tool.run(r) for r in requests]
-    doc = {"java": tool.versions, "results": results}
+    with OwnJvm() as ref:
+        results = serve(ref, requests)
+        versions = JavaMetadata(ref.gateway).versions
+    doc = {"java": versions, "results": results}
     if output:
         with open(output, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, ensure_ascii=False)

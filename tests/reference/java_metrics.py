@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "serve"]
 
 _COUNTER = [0]
 
@@ -130,9 +132,11 @@ def _run_locations(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
             "locations": [str(provider.newDataLocation(n)) for n in request["names"]]}
 
 
-def main(argv: list[str] | None = None) -> int:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from java_read import run_batch
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve) in one Spark session of ``ref``; the tables it
+    creates live in a scratch directory removed afterwards."""
+    from java_read import reads
 
     scratch = tempfile.mkdtemp(prefix="icenb-java-metrics-")
 
@@ -144,11 +148,16 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError(f"unknown request {sorted(request)}")
 
     try:
-        return run_batch(run, argv)
+        return reads(run)(ref, requests, args)
     finally:
-        import shutil
-
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from batch import main as batch_main
+
+    return batch_main(serve, argv, __doc__)
 
 
 if __name__ == "__main__":

@@ -17,20 +17,17 @@ icenb's rows).
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import decimal
 import json
 import math
 import os
 import sys
-import tempfile
-import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["by_op", "main", "normalize", "run_batch"]
+__all__ = ["by_op", "main", "normalize", "reads", "run_batch", "serve", "serve_reads"]
 
 
 def normalize(value: Any) -> Any:
@@ -124,6 +121,34 @@ def by_op(ops: dict[str, Read], other: Read) -> Read:
     return dispatch
 
 
+def serve_reads(read: Read, ref: Any, requests: list[dict[str, Any]],
+                warehouse: str | None = None) -> list[dict[str, Any]]:
+    """Run ``read(spark, request)`` for each request in one Spark session of ``ref`` (a
+    :class:`jvm.Reference`) whose ``ref`` catalog is rooted at ``warehouse`` (else a scratch
+    directory); a failed request is reported (see :func:`_error`) and the batch goes on."""
+    from batch import run_each
+
+    with ref.spark(warehouse) as spark:
+        return run_each(requests, lambda request: read(spark, request), _error)
+
+
+def reads(read: Read, *, warehouse_arg: bool = False) -> Callable[..., list[dict[str, Any]]]:
+    """A script's ``serve(ref, requests, args)`` reading each request with ``read`` (see
+    :func:`serve_reads`). With ``warehouse_arg``, a required --warehouse DIR is the root of the
+    session's ``ref`` catalog."""
+    def serve(ref: Any, requests: list[dict[str, Any]],
+              args: Sequence[str] = ()) -> list[dict[str, Any]]:
+        from batch import options
+
+        if warehouse_arg:
+            warehouse = os.path.abspath(options(args, "--warehouse").warehouse)
+            return serve_reads(read, ref, requests, warehouse)
+        options(args)
+        return serve_reads(read, ref, requests)
+
+    return serve
+
+
 def run_batch(read: Read, argv: list[str] | None = None, *, warehouse_arg: bool = False) -> int:
     """Run ``read(spark, request)`` for each request of --requests in one Spark session.
 
@@ -131,34 +156,14 @@ def run_batch(read: Read, argv: list[str] | None = None, *, warehouse_arg: bool 
     ``warehouse_arg``, a required --warehouse DIR is the root of the session's ``ref`` catalog
     (else a scratch directory).
     """
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", required=True)
-    parser.add_argument("--output", required=True)
-    if warehouse_arg:
-        parser.add_argument("--warehouse", required=True)
-    args = parser.parse_args(argv)
-    with open(args.requests, encoding="utf-8") as f:
-        doc = json.load(f)
-    requests = doc["requests"] if isinstance(doc, dict) else doc
-    # pyspark turns timestamps into naive local datetimes: make local time UTC.
-    os.environ["TZ"] = "UTC"
-    time.tzset()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from batch import run_each
-    from refspark import spark_session
+    from batch import main as batch_main
 
-    results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as scratch:
-        warehouse = (os.path.abspath(args.warehouse) if warehouse_arg
-                     else os.path.join(scratch, "wh"))
-        spark = spark_session(warehouse, scratch)
-        try:
-            results = run_each(requests, lambda request: read(spark, request), _error)
-        finally:
-            spark.stop()
-    with open(args.output, "w", encoding="utf-8") as f:
-        json.dump({"results": results}, f)
-    return 0
+    return batch_main(reads(read, warehouse_arg=warehouse_arg), argv, __doc__)
+
+
+#: This script's batch (see batch.Serve): rows of each request.
+serve = reads(_read)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "serve"]
 
 
 def _dispatch(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
@@ -25,6 +26,14 @@ def _dispatch(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
     if request.get("table"):
         return read_metadata_table(spark, request)
     return read_rows(spark, request)
+
+
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve) in one Spark session of ``ref``."""
+    from java_read import reads
+
+    return reads(_dispatch)(ref, requests, args)
 
 
 def main(argv: list[str] | None = None) -> int:

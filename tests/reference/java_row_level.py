@@ -15,9 +15,10 @@ from __future__ import annotations
 import base64
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "serve"]
 
 
 def _write_dv(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
@@ -46,6 +47,14 @@ def _dispatch(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
 
     result: dict[str, Any] = read_written(spark, request)
     return result
+
+
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve) in one Spark session of ``ref``."""
+    from java_read import reads
+
+    return reads(_dispatch)(ref, requests, args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from typing import Any
 
 __all__ = ["main"]
@@ -27,35 +26,26 @@ def main() -> int:
     # The protocol keeps the real stdout; anything else printed (py4j, the JVM) goes to stderr.
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    os.environ["TZ"] = "UTC"
-    time.tzset()
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
-    from java_read import _error
-    from java_read_written import _dispatch
-    from refspark import spark_session
+    from batch import utc
+    from java_read_written import serve
+    from jvm import SharedJvm
 
+    utc()
     with tempfile.TemporaryDirectory() as scratch:
-        spark = spark_session(os.path.join(scratch, "wh"), scratch)
+        ref = SharedJvm(scratch)
         try:
             answers.write(json.dumps({"ready": True}) + "\n")
             answers.flush()
             for line in sys.stdin:
                 if not line.strip():
                     continue
-                results: list[dict[str, Any]] = []
-                for request in json.loads(line):
-                    started = time.perf_counter()
-                    try:
-                        result = _dispatch(spark, request)
-                    except Exception as e:  # report it and go on with the batch
-                        result = _error(e)
-                    result["seconds"] = round(time.perf_counter() - started, 3)
-                    results.append(result)
+                results: list[dict[str, Any]] = serve(ref, json.loads(line))
                 answers.write(json.dumps(results) + "\n")
                 answers.flush()
         finally:
-            spark.stop()
+            ref.close()
     return 0
 
 

@@ -13,26 +13,19 @@ An error gives {"ok": false, "error": "<Java exception>"}.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", required=True)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
-    with open(args.requests, encoding="utf-8") as fh:
-        requests = json.load(fh)["requests"]
-    from refspark import java_gateway
-
-    gateway = java_gateway()
-    ice = gateway.jvm.org.apache.iceberg
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve), on ``ref``'s gateway."""
+    ice = ref.gateway.jvm.org.apache.iceberg
     results: list[dict[str, Any]] = []
     for request in requests:
         try:
@@ -44,10 +37,14 @@ def main() -> None:
         except Exception as exc:  # reported per request
             java = getattr(exc, "java_exception", None)
             results.append({"ok": False, "error": str(java.toString()) if java else str(exc)})
-    with open(args.output, "w", encoding="utf-8") as fh:
-        json.dump({"results": results}, fh)
-    gateway.shutdown()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    from batch import main as batch_main
+
+    return batch_main(serve, argv, __doc__)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -24,11 +24,11 @@ An error gives {"ok": false, "error": "<Java exception>", "error_class": "..."}.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -39,10 +39,10 @@ def _now_ms() -> int:
 class JavaUpdates:
     """A bare JVM with the Iceberg runtime jar, driving TableMetadata directly."""
 
-    def __init__(self) -> None:
+    def __init__(self, gateway: Any | None = None) -> None:
         from refspark import java_gateway
 
-        self.gateway = java_gateway()
+        self.gateway = gateway if gateway is not None else java_gateway()
         self.jvm = self.gateway.jvm
         self.ice = self.jvm.org.apache.iceberg
 
@@ -134,20 +134,18 @@ class JavaUpdates:
             return java_error(exc)
 
 
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve), on ``ref``'s gateway."""
+    tool = JavaUpdates(ref.gateway)
+    return [tool.run(r) for r in requests]
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", required=True)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args(argv)
-    with open(args.requests, encoding="utf-8") as f:
-        doc = json.load(f)
-    requests = doc["requests"] if isinstance(doc, dict) else doc
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    tool = JavaUpdates()
-    results = [tool.run(r) for r in requests]
-    with open(args.output, "w", encoding="utf-8") as f:
-        json.dump({"results": results}, f)
-    return 0
+    from batch import main as batch_main
+
+    return batch_main(serve, argv, __doc__)
 
 
 if __name__ == "__main__":

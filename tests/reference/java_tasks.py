@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "serve"]
 
 
 def _table(spark: Any, location: str) -> Any:
@@ -58,6 +59,14 @@ def _run(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
         expr = parser.fromJson(json.dumps(request["parse_expression"]), schema)
         return {"ok": True, "expression": json.loads(parser.toJson(expr))}
     raise ValueError(f"unknown request {sorted(request)}")
+
+
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve) in one Spark session of ``ref``."""
+    from java_read import reads
+
+    return reads(_run)(ref, requests, args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,11 +21,11 @@ An error gives {"ok": false, "error": "<Java exception message>", "error_class":
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -36,10 +36,10 @@ def _now_ms() -> int:
 class JavaViewBuilder:
     """A bare JVM with the Iceberg runtime jar, driving ViewMetadata.Builder directly."""
 
-    def __init__(self) -> None:
+    def __init__(self, gateway: Any | None = None) -> None:
         from refspark import java_gateway
 
-        self.gateway = java_gateway()
+        self.gateway = gateway if gateway is not None else java_gateway()
         self.jvm = self.gateway.jvm
         self.ice = self.jvm.org.apache.iceberg
 
@@ -95,17 +95,18 @@ class JavaViewBuilder:
             return java_error(exc)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", required=True)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args(argv)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from batch import read_requests, write_results
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve), on ``ref``'s gateway."""
+    tool = JavaViewBuilder(ref.gateway)
+    return [tool.run(r) for r in requests]
 
-    tool = JavaViewBuilder()
-    write_results(args.output, [tool.run(r) for r in read_requests(args.requests)])
-    return 0
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from batch import main as batch_main
+
+    return batch_main(serve, argv, __doc__)
 
 
 if __name__ == "__main__":

@@ -34,17 +34,15 @@ Every result has "ok"; an error gives {"ok": false, "error", "error_class"} and 
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import decimal
 import json
 import os
 import sys
-import tempfile
-import time
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["main", "serve"]
 
 
 def _value(v: Any) -> Any:
@@ -209,35 +207,27 @@ class JavaViews:
         return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--hive", required=True, help="directory of the Hive warehouse + Derby")
-    parser.add_argument("--requests", required=True)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args(argv)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from batch import read_requests, run_each, write_results
-    from refspark import spark_session
+def serve(ref: Any, requests: list[dict[str, Any]],
+          args: Sequence[str]) -> list[dict[str, Any]]:
+    """This script's batch (see batch.Serve): --hive DIR in ``args``, one Spark session of
+    ``ref`` with the ``hive`` catalog (warehouse DIR/warehouse, Derby in DIR/derby)."""
+    from batch import options, run_each
 
-    requests = read_requests(args.requests)
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-
-    hive = os.path.abspath(args.hive)
+    hive = os.path.abspath(options(args, "--hive").hive)
     os.makedirs(hive, exist_ok=True)
-    results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as scratch:
-        # The Derby metastore goes in <scratch>/metastore_db (refspark); keep it under DIR.
-        meta_home = os.path.join(hive, "derby")
-        os.makedirs(meta_home, exist_ok=True)
-        spark = spark_session(os.path.join(scratch, "wh"), meta_home,
-                              os.path.join(hive, "warehouse"))
-        try:
-            results = run_each(requests, JavaViews(spark).dispatch)
-        finally:
-            spark.stop()
-    write_results(args.output, results)
-    return 0
+    # The Derby metastore goes in <metastore home>/metastore_db; keep it under DIR.
+    meta_home = os.path.join(hive, "derby")
+    os.makedirs(meta_home, exist_ok=True)
+    with ref.spark(hive_warehouse=os.path.join(hive, "warehouse"),
+                   metastore_home=meta_home) as spark:
+        return run_each(requests, JavaViews(spark).dispatch)
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from batch import main as batch_main
+
+    return batch_main(serve, argv, __doc__)
 
 
 if __name__ == "__main__":
