@@ -1,6 +1,6 @@
 """Reprs of v4 objects (EXPERIMENTAL single-file-commits proposal): a content entry, a root or
-leaf manifest (:class:`~icenb.io.content_manifest.ContentManifest`) and a leaf read through its
-root entry (:class:`~icenb.io.content_manifest.LeafManifest`, rows its manifest DV removes
+leaf manifest (:class:`~icenb.io.root_manifest.ContentManifest`) and a leaf read through its
+root entry (:class:`~icenb.io.root_manifest.LeafManifest`, rows its manifest DV removes
 marked). Field names are the proposal's ("V4 content entry structure"); nothing is read here,
 an inline manifest DV's ordinals are decoded from the bytes the entry holds.
 """
@@ -14,7 +14,7 @@ from icenb.display import text as tx
 from icenb.display.fmt import count, cut, file_name, fold, hidden, plural, size
 from icenb.display.manifest_repr import status_badge
 from icenb.display.registry import Rendered, register
-from icenb.io.content_manifest import ContentManifest, LeafManifest
+from icenb.io.root_manifest import ContentManifest, LeafManifest
 from icenb.options import get_options
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.deletion_vector import deserialize_deletion_vector

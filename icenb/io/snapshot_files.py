@@ -21,9 +21,9 @@ from collections.abc import Iterable
 import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, UnsupportedVersion
-from icenb.io.content_manifest import load_manifest_dv, read_content_manifest, read_root_manifest
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
+from icenb.io.root_manifest import load_manifest_dv, read_content_manifest, read_root_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType, manifest_file_of
 from icenb.spec.manifest import EntryStatus, FileContent, ManifestFile
 from icenb.spec.table_metadata import TableMetadata

@@ -9,7 +9,7 @@ Pure model: immutable :class:`ContentEntry` (every field of the proposal's table
 field id), the per-``content_type`` validity rules (:meth:`ContentEntry.check`), the rules of
 one manifest (:func:`check_manifest`) and of one root entry with its leaf
 (:func:`check_leaf`), and sequence-number / first-row-id inheritance (:func:`inherit`).
-Avro encoding and decoding belong to ``icenb.io.content_manifest``.
+Avro encoding and decoding belong to ``icenb.io.root_manifest``.
 """
 
 from __future__ import annotations

@@ -39,14 +39,14 @@ if __name__ == "__main__":  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import icenb
-from icenb.io.content_manifest import (
+from icenb.io.file_io import FileIO
+from icenb.io.manifest_reader import ManifestCache
+from icenb.io.root_manifest import (
     clear_decoded_manifests,
     decode_content_manifest,
     decode_content_manifest_table,
     read_root_manifest,
 )
-from icenb.io.file_io import FileIO
-from icenb.io.manifest_reader import ManifestCache
 from icenb.spec.content_entry import InheritFrom, inherit
 from icenb.spec.manifest import DataFile, FileFormat
 from icenb.table.commit.producer import FastAppend, commit_snapshot

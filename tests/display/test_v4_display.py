@@ -13,14 +13,14 @@ import pytest
 import icenb
 from icenb.display.metadata_graph import metadata_graph_dot, v4_layout_figure
 from icenb.display.registry import render
-from icenb.io.content_manifest import (
+from icenb.io.file_io import FileIO
+from icenb.io.root_manifest import (
     ContentManifest,
     LeafManifest,
     inline_manifest_dv,
     read_leaves,
     read_root_manifest,
 )
-from icenb.io.file_io import FileIO
 from icenb.spec.content_entry import ContentEntry, ContentType, DeletionVectorRef
 from icenb.spec.manifest import EntryStatus, FileFormat
 from icenb.table.explore.metadata_graph import v4_layout

@@ -11,7 +11,7 @@ import pytest
 
 from icenb.errors import CorruptFile
 from icenb.io.avro import FIELD_ID_KEY
-from icenb.io.avro_files import read_avro_file
+from icenb.io.data_files.avro import read_avro_file
 from icenb.io.file_io import FileIO
 from tests.io.test_orc_files import _data_files, _ids
 from tests.reference_fixtures import JavaTables

@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 
 from icenb.errors import CorruptFile, InvalidMetadata, UnsupportedVersion
 from icenb.io.avro import avro_file_metadata
-from icenb.io.content_manifest import (
+from icenb.io.file_io import FileIO
+from icenb.io.manifest_writer import (
+    avro_codec,
+    avro_container,
+    avro_sync_marker,
+    encode_manifest,
+    encode_manifest_list,
+)
+from icenb.io.root_manifest import (
     UNASSIGNED_SEQUENCE_NUMBER,
     aggregate_content_stats,
     content_manifest_header,
@@ -31,14 +39,6 @@ from icenb.io.content_manifest import (
     write_leaf_manifest,
     write_puffin_manifest_dv,
     write_root_manifest,
-)
-from icenb.io.file_io import FileIO
-from icenb.io.manifest_writer import (
-    avro_codec,
-    avro_container,
-    avro_sync_marker,
-    encode_manifest,
-    encode_manifest_list,
 )
 from icenb.spec import values
 from icenb.spec.content_entry import (

@@ -11,8 +11,8 @@ import pytest
 
 import icenb
 from icenb.errors import ValidationError
-from icenb.io import content_manifest
-from icenb.io.content_manifest import (
+from icenb.io import root_manifest as content_manifest
+from icenb.io.root_manifest import (
     clear_decoded_manifests,
     decode_content_manifest,
     read_root_manifest,

@@ -10,8 +10,8 @@ import pytest
 
 from icenb.errors import CorruptFile
 from icenb.io.avro import FIELD_ID_KEY
+from icenb.io.data_files.orc import iceberg_orc_schema, read_orc_file
 from icenb.io.file_io import FileIO
-from icenb.io.orc_files import iceberg_orc_schema, read_orc_file
 from tests.reference_fixtures import JavaTables
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import icenb
 from icenb.errors import UnsupportedFeature, UnsupportedVersion, ValidationError
-from icenb.io.content_manifest import read_content_manifest, read_root_manifest
+from icenb.io.root_manifest import read_content_manifest, read_root_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import EntryStatus
 from icenb.spec.snapshot import Snapshot

@@ -11,7 +11,7 @@ import pytest
 
 import icenb
 from icenb.errors import ValidationError
-from icenb.io.content_manifest import read_content_manifest
+from icenb.io.root_manifest import read_content_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.manifest import EntryStatus
 from icenb.table.commit.v4_append import ROOT_ENTRY_LIMIT
@@ -117,7 +117,7 @@ def _shown(entries: list[ContentEntry], names: _Names) -> list[tuple[str, str]]:
 
 def _leaf_entries(t: icenb.table.Table, root_entry: ContentEntry) -> list[ContentEntry]:
     """A leaf's entries with inherited values resolved (as a reader sees them)."""
-    from icenb.io.content_manifest import read_leaf_manifest
+    from icenb.io.root_manifest import read_leaf_manifest
 
     return list(read_leaf_manifest(t.io, root_entry).entries)
 

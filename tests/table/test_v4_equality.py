@@ -14,7 +14,7 @@ import pytest
 
 import icenb
 from icenb.errors import ValidationError
-from icenb.io.content_manifest import load_manifest_dv, read_content_manifest
+from icenb.io.root_manifest import load_manifest_dv, read_content_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import DataFile, EntryStatus, FileContent, FileFormat
 from icenb.spec.snapshot import Snapshot

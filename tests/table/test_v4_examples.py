@@ -17,8 +17,8 @@ import pytest
 
 import icenb
 from icenb.errors import InvalidMetadata
-from icenb.io import content_manifest as cm
-from icenb.io.content_manifest import (
+from icenb.io import root_manifest as cm
+from icenb.io.root_manifest import (
     encode_content_manifest,
     inline_manifest_dv,
     load_manifest_dv,

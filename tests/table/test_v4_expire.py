@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import icenb
-from icenb.io.content_manifest import read_leaves, read_root_manifest
+from icenb.io.root_manifest import read_leaves, read_root_manifest
 from icenb.spec.content_entry import ContentType
 from icenb.spec.snapshot import Snapshot
 from icenb.table.commit.expire_snapshots import ExpireSnapshotsResult

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import icenb
-from icenb.io.content_manifest import (
+from icenb.io.root_manifest import (
     inline_manifest_dv,
     read_content_manifest,
     read_root_manifest,

@@ -9,12 +9,12 @@ from pathlib import Path
 import pyarrow as pa
 
 import icenb
-from icenb.io.content_manifest import (
+from icenb.io.file_io import FileIO
+from icenb.io.root_manifest import (
     decode_content_manifest,
     decode_content_manifest_table,
     read_root_manifest,
 )
-from icenb.io.file_io import FileIO
 from icenb.spec.content_entry import InheritFrom, inherit
 from icenb.table.scan.v4_planning import _data_leaf_table, entries_table
 

@@ -13,15 +13,15 @@ import pytest
 
 import icenb
 from icenb.errors import CorruptFile, InvalidMetadata, UnsupportedVersion
-from icenb.io.content_manifest import (
+from icenb.io.file_io import FileIO
+from icenb.io.manifest_reader import ManifestCache
+from icenb.io.root_manifest import (
     encode_content_manifest,
     inline_manifest_dv,
     write_leaf_manifest,
     write_puffin_manifest_dv,
     write_root_manifest,
 )
-from icenb.io.file_io import FileIO
-from icenb.io.manifest_reader import ManifestCache
 from icenb.spec.content_entry import (
     ContentEntry,
     ContentStats,

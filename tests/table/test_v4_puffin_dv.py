@@ -13,12 +13,12 @@ import pytest
 import icenb
 from icenb.display import render
 from icenb.errors import CommitConflict, CorruptFile, ValidationError
-from icenb.io.content_manifest import (
+from icenb.io.puffin import DELETION_VECTOR_V1, MAGIC, PuffinReader
+from icenb.io.root_manifest import (
     MANIFEST_DV_STORAGE,
     load_manifest_dv,
     manifest_dv_storage,
 )
-from icenb.io.puffin import DELETION_VECTOR_V1, MAGIC, PuffinReader
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.manifest import EntryStatus
 from icenb.table.commit.v4_append import ROOT_ENTRY_LIMIT

@@ -13,7 +13,7 @@ import pytest
 
 import icenb
 from icenb.errors import CommitConflict, ValidationError
-from icenb.io.content_manifest import load_manifest_dv, read_content_manifest
+from icenb.io.root_manifest import load_manifest_dv, read_content_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.snapshot import Snapshot
 from icenb.table.commit.v4_remove import V4Overwrite

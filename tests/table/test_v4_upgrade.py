@@ -10,12 +10,12 @@ import pytest
 
 import icenb
 from icenb.errors import UnsupportedVersion
-from icenb.io.content_manifest import (
+from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
+from icenb.io.root_manifest import (
     load_manifest_dv,
     read_content_manifest,
     read_root_manifest,
 )
-from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.manifest import EntryStatus
 from icenb.table.commit.v4_compaction import COMPACTION_MIN_COUNT

@@ -488,7 +488,7 @@ def _added_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
 def _added_v4_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
     """The data files a v4 snapshot added: ADDED data entries of its root and of the leaves
     it added (inheritance applied), as v3 files to add again (docs/v4-layout.md §17)."""
-    from icenb.io.content_manifest import read_leaves, read_root_manifest
+    from icenb.io.root_manifest import read_leaves, read_root_manifest
     from icenb.spec.content_entry import ContentType
     from icenb.table.scan.v4_planning import manifest_entry_of
 

@@ -19,12 +19,12 @@ import uuid
 from typing import Any
 
 from icenb.errors import UnsupportedFeature, ValidationError
-from icenb.io.content_manifest import (
+from icenb.io.file_io import join_location
+from icenb.io.root_manifest import (
     read_root_manifest,
     write_leaf_manifest,
     write_root_manifest,
 )
-from icenb.io.file_io import join_location
 from icenb.spec.content_entry import (
     ContentEntry,
     ContentStats,

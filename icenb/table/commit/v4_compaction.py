@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from icenb.errors import UnsupportedFeature, ValidationError
-from icenb.io.content_manifest import LegacyLeafReader, read_leaf_manifest, write_leaf_manifest
 from icenb.io.file_io import FileIO
+from icenb.io.root_manifest import LegacyLeafReader, read_leaf_manifest, write_leaf_manifest
 from icenb.spec.content_entry import (
     ContentEntry,
     ContentType,

@@ -22,7 +22,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from icenb.errors import CommitConflict, IcebergError, ValidationError
-from icenb.io.content_manifest import (
+from icenb.io.file_io import join_location
+from icenb.io.root_manifest import (
     MANIFEST_DV_INLINE,
     ContentManifest,
     LeafManifest,
@@ -33,7 +34,6 @@ from icenb.io.content_manifest import (
     write_puffin_manifest_dvs,
     write_root_manifest,
 )
-from icenb.io.file_io import join_location
 from icenb.spec import values
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind, VersionInfo
 from icenb.spec.deletion_vector import DeletionVector

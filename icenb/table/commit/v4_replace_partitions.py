@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from icenb.errors import CommitConflict
-from icenb.io.content_manifest import ContentManifest, read_leaves, read_root_manifest
+from icenb.io.root_manifest import ContentManifest, read_leaves, read_root_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import DataFile, FileContent
 from icenb.spec.snapshot import MAIN_BRANCH, REPLACE_PARTITIONS, Snapshot

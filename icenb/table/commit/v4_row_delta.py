@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from icenb.errors import IcebergError, ValidationError
-from icenb.io.content_manifest import read_root_manifest, write_leaf_manifest
 from icenb.io.file_io import FileIO
+from icenb.io.root_manifest import read_root_manifest, write_leaf_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import DataFile, FileContent
 from icenb.spec.properties import int_property

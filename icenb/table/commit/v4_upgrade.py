@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from icenb.errors import InvalidMetadata
-from icenb.io.content_manifest import LegacyLeafReader
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_list
+from icenb.io.root_manifest import LegacyLeafReader
 from icenb.spec.content_entry import (
     ContentEntry,
     ContentStats,

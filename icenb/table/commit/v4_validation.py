@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from icenb.errors import CommitConflict, ValidationError
-from icenb.io.content_manifest import load_manifest_dv, read_leaf_manifest, read_root_manifest
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_list
+from icenb.io.root_manifest import load_manifest_dv, read_leaf_manifest, read_root_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.expressions import AlwaysTrue, Expression
 from icenb.spec.manifest import DataFile, EntryStatus, FileContent

@@ -81,8 +81,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from icenb.errors import CorruptFile, IcebergError, NoSuchSnapshot, UnsupportedFeature
-from icenb.io.avro_files import read_avro_file
-from icenb.io.content_manifest import read_root_manifest
+from icenb.io.data_files.avro import read_avro_file
+from icenb.io.data_files.orc import read_orc_file
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
     DEFAULT_MAX_WORKERS,
@@ -93,8 +93,8 @@ from icenb.io.manifest_reader import (
     read_manifest_list_table,
     shared_manifest_cache,
 )
-from icenb.io.orc_files import read_orc_file
 from icenb.io.puffin import read_deletion_vector
+from icenb.io.root_manifest import read_root_manifest
 from icenb.spec.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_schema, to_arrow_type
 from icenb.spec.content_entry import ContentType
 from icenb.spec.manifest import (

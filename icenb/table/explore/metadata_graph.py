@@ -31,17 +31,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, NoSuchSnapshot, UnsupportedVersion, ValidationError
-from icenb.io.content_manifest import (
-    load_manifest_dv,
-    read_content_manifest,
-    read_root_manifest,
-)
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
     ManifestCache,
     read_manifest_entries,
     read_manifest_list,
     shared_manifest_cache,
+)
+from icenb.io.root_manifest import (
+    load_manifest_dv,
+    read_content_manifest,
+    read_root_manifest,
 )
 from icenb.spec.content_entry import ContentEntry, ContentType, InheritFrom, inherit
 from icenb.spec.deletion_vector import deserialize_deletion_vector

@@ -31,9 +31,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from icenb.errors import CorruptFile, IcebergError, UnsupportedFeature, ValidationError
-from icenb.io.avro_files import read_avro_file
+from icenb.io.data_files.avro import read_avro_file
+from icenb.io.data_files.orc import read_orc_file
 from icenb.io.file_io import FileIO
-from icenb.io.orc_files import read_orc_file
 from icenb.io.puffin import read_deletion_vector
 from icenb.spec.arrow_schema import (
     FIELD_ID_KEY,

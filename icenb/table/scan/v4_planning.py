@@ -8,7 +8,7 @@ leaves, dropping the ordinals their DVs delete and DELETED entries. icenb's choi
 
 Steps:
 
-1. Root: :func:`~icenb.io.content_manifest.read_root_manifest` (one root, structural rules,
+1. Root: :func:`~icenb.io.root_manifest.read_root_manifest` (one root, structural rules,
    inheritance from the snapshot). Live data / delete manifest entries are pruned with their
    aggregated stats, as v3 prunes manifest-list entries: none without added or existing files,
    none whose ``partitions`` summaries exclude the projected filter, and data manifests whose
@@ -18,7 +18,7 @@ Steps:
    pool and decoded in one columnar batch, as v3 reads its manifests, then converted one by
    one in root order (so a failing leaf raises what it would alone, the first one in root
    order); the ordinals the leaf's manifest DV deletes are dropped
-   (:func:`~icenb.io.content_manifest.load_manifest_dv` checks its cardinality).
+   (:func:`~icenb.io.root_manifest.load_manifest_dv` checks its cardinality).
 3. Every data / delete file entry (root and leaves) becomes a v3 ``manifest_entry`` row
    (:func:`manifest_entry_of`: the v3 :class:`~icenb.spec.manifest.DataFile` model, partition
    tuple from ``content_stats.partition``, a data DV's Puffin blob as ``content_offset`` /
@@ -39,12 +39,6 @@ import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, InvalidMetadata, UnsupportedVersion
 from icenb.io.avro import avro_arrow_schema
-from icenb.io.content_manifest import (
-    decode_content_manifest,
-    decode_content_manifest_tables,
-    load_manifest_dv,
-    read_root_manifest,
-)
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
     DEFAULT_MAX_WORKERS,
@@ -53,6 +47,12 @@ from icenb.io.manifest_reader import (
     concat_entry_tables,
     gc_paused,
     read_manifest_entries,
+)
+from icenb.io.root_manifest import (
+    decode_content_manifest,
+    decode_content_manifest_tables,
+    load_manifest_dv,
+    read_root_manifest,
 )
 from icenb.spec import values
 from icenb.spec.content_entry import (
