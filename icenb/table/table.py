@@ -30,6 +30,7 @@ from icenb.io.metadata_files import load_table_metadata
 from icenb.options import get_options
 from icenb.spec.expressions import Expression
 from icenb.spec.partition_spec import PartitionSpec
+from icenb.spec.partition_spec_update import SpecUpdate
 from icenb.spec.schema import Schema
 from icenb.spec.schema_update import SchemaUpdate
 from icenb.spec.snapshot import (
@@ -39,7 +40,6 @@ from icenb.spec.snapshot import (
     SnapshotRef,
 )
 from icenb.spec.sort_order import SortField, SortOrder, UnboundSortField
-from icenb.spec.spec_update import SpecUpdate
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit import manage_snapshots as refs_ops
 from icenb.table.commit import metadata_change as table_update

@@ -1,4 +1,4 @@
-"""Partition evolution and sort-order replacement (icenb.spec.spec_update) vs Iceberg Java 1.10.2.
+"""Partition evolution and sort-order replacement (icenb.spec.partition_spec_update, sort_order_update) vs Iceberg Java 1.10.2.
 
 ORACLE_CASES run through Java's UpdatePartitionSpec / ReplaceSortOrder on a Hadoop table
 (tests/reference/java_evolution.py, one JVM for the module); the committed default spec (id,
@@ -18,6 +18,7 @@ from icenb.spec.partition_spec import (
     partition_spec_from_json,
     partition_spec_to_json,
 )
+from icenb.spec.partition_spec_update import SpecUpdate
 from icenb.spec.schema import Schema, schema_from_json, schema_to_json
 from icenb.spec.sort_order import (
     UNSORTED,
@@ -28,7 +29,7 @@ from icenb.spec.sort_order import (
     sort_order_from_json,
     sort_order_to_json,
 )
-from icenb.spec.spec_update import SpecUpdate, replace_sort_order
+from icenb.spec.sort_order_update import replace_sort_order
 from icenb.spec.transforms import parse_transform
 from tests.reference_fixtures import run_reference_batch
 

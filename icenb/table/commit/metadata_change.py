@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING
 
 from icenb.catalog import LoadedTable
 from icenb.errors import CommitConflict, ValidationError
+from icenb.spec.partition_spec_update import SpecUpdate
 from icenb.spec.schema_update import SchemaUpdate, check_schema_sources
 from icenb.spec.sort_order import SortField, SortOrder, UnboundSortField
-from icenb.spec.spec_update import SpecUpdate, replace_sort_order
+from icenb.spec.sort_order_update import replace_sort_order
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.table_updates import (
     RESERVED_PROPERTIES,

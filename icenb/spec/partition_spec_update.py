@@ -1,8 +1,8 @@
-"""Partition evolution and sort-order replacement as pure builders.
+"""Partition evolution as a pure builder.
 
 Spec sections: "Partition Evolution" (field ids never change; v1: removed fields become void,
 no reordering, new fields at the end), "Partitioning" (unique names and ids, equivalent specs),
-"Partition Transforms", "Sorting". Rules the spec leaves open follow the reference
+"Partition Transforms". Rules the spec leaves open follow the reference
 implementation (Iceberg Java 1.10 ``BaseUpdatePartitionSpec``, ``PartitionSpec.Builder`` and
 ``TableMetadata.Builder``):
 
@@ -27,7 +27,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from icenb.errors import UnsupportedFeature, ValidationError
@@ -40,16 +40,9 @@ from icenb.spec.partition_spec import (
     parse_term,
 )
 from icenb.spec.schema import Schema
-from icenb.spec.sort_order import (
-    UNSORTED,
-    SortField,
-    SortOrder,
-    UnboundSortField,
-    parse_sort_order,
-)
 from icenb.spec.transforms import Transform, parse_transform
 
-__all__ = ["SpecUpdate", "replace_sort_order"]
+__all__ = ["SpecUpdate"]
 
 _TIME = ("year", "month", "day", "hour")
 
@@ -310,46 +303,3 @@ class SpecUpdate:
                         f"{PARTITION_DATA_ID_START} (spec: Partition Evolution)",
                         field=f.name, value=f.field_id,
                     )
-
-
-def replace_sort_order(
-    schema: Schema,
-    fields: str | Iterable[str | UnboundSortField | SortField],
-    *,
-    existing: Sequence[SortOrder] = (),
-    case_sensitive: bool = True,
-) -> SortOrder:
-    """The table's new sort order, validated against ``schema``.
-
-    ``fields`` is a string like ``"ts DESC NULLS LAST, bucket(4, id)"`` or a sequence of such
-    strings and sort fields. No fields gives the unsorted order (id 0). An order equal to one in
-    ``existing`` (the table's orders) is returned with its id; otherwise the next id (ids start
-    at 1; spec "Sorting": 0 is reserved for unsorted). Sources must be primitive columns not
-    inside a list or map, and each transform must accept its source type.
-    """
-    items: list[UnboundSortField | SortField] = []
-    if isinstance(fields, str):
-        items.extend(parse_sort_order(fields))
-    else:
-        for item in fields:
-            if isinstance(item, str):
-                items.extend(parse_sort_order(item))
-            elif isinstance(item, (UnboundSortField, SortField)):
-                items.append(item)
-            else:
-                raise ValidationError("a sort field must be a string, UnboundSortField or "
-                                      "SortField", field="sort_by", value=item)
-    bound = tuple(
-        i if isinstance(i, SortField) else i.bind(schema, case_sensitive=case_sensitive)
-        for i in items
-    )
-    if not bound:
-        return UNSORTED
-    for order in existing:
-        if order.fields == bound:
-            order.validate(schema)
-            return order
-    next_id = max((o.order_id for o in existing), default=0) + 1
-    order = SortOrder(next_id, bound)
-    order.validate(schema)
-    return order
