@@ -1,4 +1,5 @@
-"""Partition evolution and sort-order replacement (icenb.spec.partition_spec_update, sort_order_update) vs Iceberg Java 1.10.2.
+"""Partition evolution and sort-order replacement (icenb.spec.partition_spec_update and
+sort_order_update) vs Iceberg Java 1.10.2.
 
 ORACLE_CASES run through Java's UpdatePartitionSpec / ReplaceSortOrder on a Hadoop table
 (tests/reference/java_evolution.py, one JVM for the module); the committed default spec (id,
