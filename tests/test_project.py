@@ -235,3 +235,17 @@ def test_no_private_name_is_imported_across_modules() -> None:
                               for a in node.names
                               if a.name.startswith("_") and not a.name.startswith("__")]
     assert not found, "\n".join(found)
+
+
+def test_operations_reach_a_table_through_table_operations() -> None:
+    """Issue 16: operations ask ``table.operations`` (TableOperations) for the commit target,
+    the current state and how to show a commit, not ``Table``'s private methods."""
+    private = {"_writable", "_loaded", "_committed"}
+    found = []
+    for _module, _package, path in _modules():
+        if path.relative_to(PACKAGE).as_posix() in ("table/table.py", "table/view.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in private:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} .{node.attr}")
+    assert not found, "\n".join(found)

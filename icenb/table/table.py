@@ -66,6 +66,7 @@ from icenb.table.explore.metadata_graph import (
 )
 from icenb.table.explore.metadata_tree import MetadataTree, build_metadata_tree
 from icenb.table.interactive import build_widget
+from icenb.table.operations import TableOperations
 from icenb.table.scan import Scan, short_text
 
 __all__ = ["Table", "load_table", "open_table"]
@@ -234,6 +235,14 @@ class Table:
         """Show the state a commit produced."""
         self._metadata = committed.metadata
         self._opened_from = committed.metadata_location
+
+    @property
+    def operations(self) -> TableOperations:
+        """What operations need of this table (:class:`~icenb.table.operations.TableOperations`):
+        the commit target, the current state, how a commit is shown, refresh, FileIO."""
+        return TableOperations(commit_target=self._writable, current=self._loaded,
+                               committed=self._committed,
+                               refresh=lambda: self.refresh().metadata, io=self._io)
 
     def update_schema(self, *, allow_incompatible_changes: bool = False,
                       case_sensitive: bool = True) -> AbstractContextManager[SchemaUpdate]:

@@ -300,7 +300,7 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
         if type(sid) is not int:
             raise ValidationError("snapshot ids are integers", field="snapshot_ids", value=sid)
     if not dry_run:
-        table._writable()
+        table.operations.commit_target()
     now = int(time.time() * 1000) if now_ms is None else now_ms
     base = table.metadata
     if not _gc_enabled(base.properties):

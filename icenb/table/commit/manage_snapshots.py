@@ -151,7 +151,7 @@ class ManageSnapshots:
     """
 
     def __init__(self, table: Table) -> None:
-        table._writable()
+        table.operations.commit_target()
         self._table = table
         self._base = table.metadata
         self._refs: dict[str, SnapshotRef] = dict(self._base.refs)
@@ -414,7 +414,7 @@ class _EmptyBranchAppend(FastAppend):
     branch, which takes the requested retention."""
 
     def __init__(self, table: Table, name: str, ref: SnapshotRef) -> None:
-        catalog, identifier = table._writable()
+        catalog, identifier = table.operations.commit_target()
         super().__init__(catalog, identifier, table.io, branch=name)
         self._ref_settings = ref
 
@@ -614,7 +614,7 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) ->
     wap_id = summary.get(WAP_ID)
     if wap_id:
         properties[PUBLISHED_WAP_ID] = wap_id
-    catalog, identifier = table._writable()
+    catalog, identifier = table.operations.commit_target()
     files = _added_data_files(table, picked)
     producer: (_CherryPickFastAppend | _CherryPickMergeAppend | _CherryPickOverwrite
                | _CherryPickV4Append | _CherryPickV4Overwrite)

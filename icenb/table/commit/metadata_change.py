@@ -98,8 +98,8 @@ def commit_change(table: Table, build: ChangeBuilder, *,
     """Commit ``build``'s change to ``table``'s catalog, retrying when another writer moved the
     pointer (see the module docstring); ``table`` then shows the committed state. On any failure
     the table is refreshed and the error raised; the catalog is unchanged."""
-    catalog, identifier = table._writable()
-    current = table._loaded()
+    catalog, identifier = table.operations.commit_target()
+    current = table.operations.current()
     with refresh_on_error(table):
         policy = RetryPolicy.from_properties(current.metadata.properties)
         started = time.monotonic()
@@ -121,7 +121,7 @@ def commit_change(table: Table, build: ChangeBuilder, *,
                 if not policy.backoff(attempt, started, sleep):
                     raise
                 current = catalog.load_table(identifier)
-    table._committed(committed)
+    table.operations.committed(committed)
     return committed
 
 
@@ -151,7 +151,7 @@ def update_schema(table: Table, *, allow_incompatible_changes: bool = False,
                   case_sensitive: bool = True) -> Iterator[SchemaUpdate]:
     """Evolve ``table``'s schema: yields a :class:`SchemaUpdate` of the current schema, committed
     when the block ends normally (nothing is committed when it raises)."""
-    table._writable()
+    table.operations.commit_target()
     base = table.metadata
     update = SchemaUpdate(base.schema, base.last_column_id, format_version=base.format_version,
                           case_sensitive=case_sensitive,
@@ -170,7 +170,7 @@ def update_schema(table: Table, *, allow_incompatible_changes: bool = False,
 def update_spec(table: Table, *, case_sensitive: bool = True) -> Iterator[SpecUpdate]:
     """Evolve ``table``'s default partition spec: yields a :class:`SpecUpdate`, committed when
     the block ends normally (nothing is committed when it raises)."""
-    table._writable()
+    table.operations.commit_target()
     base = table.metadata
     update = SpecUpdate(base.spec, base.schema, base.last_partition_id,
                         format_version=base.format_version, history=base.partition_specs,

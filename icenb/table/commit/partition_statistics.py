@@ -435,7 +435,7 @@ def compute_and_register(table: Table, snapshot_id: int | None = None, *,
     from icenb.table.commit.metadata_change import MetadataChange, commit_change, uuid_requirement
 
     if register:
-        table._writable()
+        table.operations.commit_target()
     metadata = table.metadata
     sid = _stats_snapshot(metadata, snapshot_id)
     if register:

@@ -211,8 +211,8 @@ def commit_to_table(table: Table, producer: SnapshotProducer) -> LoadedTable:
     """Commit ``producer`` on ``table`` as last loaded and show the result on ``table``; on
     failure ``table`` shows the catalog's state."""
     with refresh_on_error(table):
-        committed = producer.commit(table._loaded())
-    table._committed(committed)
+        committed = producer.commit(table.operations.current())
+    table.operations.committed(committed)
     return committed
 
 

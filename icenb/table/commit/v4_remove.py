@@ -450,7 +450,7 @@ def _union(leaf: LeafManifest, ordinals: Iterable[int]) -> DeletionVector:
 
 def _producer(table: Table, branch: str, snapshot_properties: Mapping[str, str] | None
               ) -> V4Overwrite:
-    catalog, identifier = table._writable()
+    catalog, identifier = table.operations.commit_target()
     return V4Overwrite(catalog, identifier, table.io, branch=branch,
                        snapshot_properties=snapshot_properties)
 

@@ -205,7 +205,7 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
     from icenb.spec.expressions import ALWAYS_TRUE
     from icenb.table.row_level.merge_on_read import write_deletes_for_hits
 
-    catalog, identifier = table._writable()
+    catalog, identifier = table.operations.commit_target()
     producer = V4RowDelta(catalog, identifier, table.io, branch=branch,
                           snapshot_properties=snapshot_properties)
     written: list[str] = []
@@ -263,7 +263,7 @@ def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
     with the keys as conflict filter (:func:`validate_row_delta`, docs/v4-layout.md §15)."""
     from icenb.table.row_level.merge_on_read import equality_deletes_of, key_filter
 
-    catalog, identifier = table._writable()
+    catalog, identifier = table.operations.commit_target()
     producer = V4RowDelta(catalog, identifier, table.io, branch=branch,
                           snapshot_properties=snapshot_properties)
     written: list[str] = []

@@ -165,7 +165,7 @@ def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BR
         return v4_delete_rows(table, filter, branch=branch,
                               snapshot_properties=snapshot_properties,
                               case_sensitive=case_sensitive)
-    catalog, identifier = table._writable()
+    catalog, identifier = table.operations.commit_target()
     md = table.metadata
     expr = _expression(filter)
     plan = plan_copy_on_write(table.io, md, expr, branch=branch, case_sensitive=case_sensitive)
@@ -203,7 +203,7 @@ def overwrite_rows(table: Table, data: Any, filter: str | Expression | None = No
         return v4_overwrite_rows(table, data, filter, branch=branch,
                                  snapshot_properties=snapshot_properties,
                                  case_sensitive=case_sensitive)
-    catalog, identifier = table._writable()
+    catalog, identifier = table.operations.commit_target()
     md = table.metadata
     producer = OverwriteFiles(catalog, identifier, table.io, branch=branch,
                               snapshot_properties=snapshot_properties)
@@ -228,7 +228,7 @@ def dynamic_partition_overwrite(table: Table, data: Any, *, branch: str = MAIN_B
     """Replace the partitions ``data`` has rows in by ``data`` (Java's ``ReplacePartitions``;
     an unpartitioned table is replaced whole, as Spark's dynamic overwrite). As Spark's
     default, concurrent commits are re-applied without conflict validation."""
-    catalog, identifier = table._writable()
+    catalog, identifier = table.operations.commit_target()
     md = table.metadata
     producer = ReplacePartitions(catalog, identifier, table.io, branch=branch,
                                  snapshot_properties=snapshot_properties)

@@ -110,7 +110,7 @@ def _row_delta(table: Table, branch: str, snapshot_properties: Mapping[str, str]
                ) -> RowDelta:
     from icenb.table.commit.merging import RowDelta
 
-    catalog, identifier = table._writable()
+    catalog, identifier = table.operations.commit_target()
     return RowDelta(catalog, identifier, table.io, branch=branch,
                     snapshot_properties=snapshot_properties)
 
@@ -220,7 +220,7 @@ def delete_merge_on_read(table: Table, filter: str | Expression, *,
                          ) -> Snapshot | None:
     """Delete the rows matching ``filter`` with position deletes (v2) or deletion vectors (v3);
     the new snapshot, or None when no live row matches (nothing is committed)."""
-    table._writable()
+    table.operations.commit_target()
     md = table.metadata
     _require_v2(md, "a merge-on-read delete")
     level = isolation_level(md.properties, "delete")
@@ -335,7 +335,7 @@ def delete_by_key(table: Table, keys: Any, *, on: str | Sequence[str] | None = N
     """Delete the rows whose key columns (``on``, default the identifier fields) equal a row of
     ``keys`` with equality delete files; the new snapshot, or None when there is nothing to
     delete from (no keys, or no data). Spec: "Equality Delete Files"."""
-    table._writable()
+    table.operations.commit_target()
     md = table.metadata
     _require_v2(md, "deleting by key")
     level = isolation_level(md.properties, "delete")
@@ -374,7 +374,7 @@ def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
     """Replace the rows whose key (``on``, default the identifier fields) is in ``data`` by
     ``data``'s rows, and add the others, in one snapshot (equality deletes of the keys + the
     rows). Keys must be unique within ``data``."""
-    table._writable()
+    table.operations.commit_target()
     md = table.metadata
     _require_v2(md, "an upsert")
     level = isolation_level(md.properties, "merge")
@@ -473,7 +473,7 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
     rewrites the files holding matching rows; merge-on-read (v2+) writes the changed rows and
     deletes the old ones by position (v2) or DV (v3). A value is a literal (cast to the column
     type) or a callable taking the matching rows (Arrow) and returning a value or an array."""
-    table._writable()
+    table.operations.commit_target()
     md = table.metadata
     chosen = update_mode(md.properties, mode)
     if chosen == MERGE_ON_READ:
@@ -516,7 +516,7 @@ def _update_copy_on_write_v4(table: Table, plan: CopyOnWritePlan, expr: Expressi
     validated as v3's (``write.update.isolation-level``, docs/v4-layout.md §12)."""
     from icenb.table.commit.v4_remove import V4Overwrite, validate_copy_on_write
 
-    catalog, identifier = table._writable()
+    catalog, identifier = table.operations.commit_target()
     producer = V4Overwrite(catalog, identifier, table.io, branch=branch,
                            snapshot_properties=snapshot_properties)
     producer.overwrite = True
@@ -548,7 +548,7 @@ def _update_copy_on_write(table: Table, set: Mapping[str, Assignment], expr: Exp
         parts.insert(0, conform_to_schema(plan.keep_rows, md.schema,
                                           format_version=md.format_version))
     rows = pa.concat_tables(parts)
-    catalog, identifier = table._writable()
+    catalog, identifier = table.operations.commit_target()
     if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §12
         return _update_copy_on_write_v4(table, plan, expr, rows, branch, snapshot_properties)
     producer = OverwriteFiles(catalog, identifier, table.io, branch=branch,
