@@ -64,9 +64,8 @@ def _name(table: Table) -> str:
     return ".".join(ident) if ident else table.location.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _var(table: Table) -> str:
-    """How the reproduce-code refers to the table."""
-    return "t"
+#: How the reproduce-code names the table (as the README and notebooks do).
+_T = "t"
 
 
 def rows_html(rows: pa.Table, *, offset: int = 0) -> str:
@@ -320,7 +319,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
     def _ensure_drawn(self, sid: int) -> None:
         if self.tree.node_for(snapshot_id=sid) is None:
             self._focus = [sid, *[f for f in self._focus if f != sid]][:64]
-            self._redraw()
+            self._draw_tree()
 
     def _sync_graphs(self) -> None:
         self._syncing = True
@@ -353,7 +352,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
             budget = get_options().display_max_snapshots
             self._focus = [*members[:budget], *self._focus][:budget * 4]
             self._max_nodes += min(len(members), budget)
-            self._redraw()
+            self._draw_tree()
             self._sync_graphs()
         self._guard(run)
 
@@ -408,13 +407,18 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ drawing
 
+    def _draw_tree(self) -> None:
+        """Redraw the snapshot tree only (a fold opened, a hidden snapshot selected): the
+        strip, ref picker and header depend on the metadata alone."""
+        self.tree.show(snapshot_tree(self._table.snapshots, max_nodes=self._max_nodes,
+                                     focus=self._focus))
+
     def _redraw(self) -> None:
+        """Redraw everything drawn from the metadata (first draw, and after an action)."""
         t = self._table
         md = t.metadata
-        snaps = t.snapshots
-        tree = snapshot_tree(snaps, max_nodes=self._max_nodes, focus=self._focus)
-        self.tree.show(tree)
-        self.strip.show(snapshot_strip(snaps, spec_changes=self._spec_changes()))
+        self._draw_tree()
+        self.strip.show(snapshot_strip(t.snapshots, spec_changes=self._spec_changes()))
         refs = sorted(md.refs.items(), key=lambda kv: (kv[0] != "main", not kv[1].is_branch,
                                                        kv[0]))
         options = [("— branch or tag —", "")] + [
@@ -500,8 +504,8 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         for k in keys:
             if k in summary:
                 rows.append((k, h.esc(summary[k])))
-        code = (f"{_var(t)}.snapshot({sid})\n{_var(t)}.at({sid}).to_pandas()\n"
-                f"{_var(t)}.at({sid}).to_spark()")
+        code = (f"{_T}.snapshot({sid})\n{_T}.at({sid}).to_pandas()\n"
+                f"{_T}.at({sid}).to_spark()")
         self.summary.value = h.document(
             f'<div class="icenb-card">{h.kv(rows)}{code_block(code)}</div>')
 
@@ -521,7 +525,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self.metadata_panel.value = h.document(
             (h.muted(figure.caption) if figure.caption else "")
             + h.section("Outline", h.pre(figure.text))
-            + code_block(f"{_var(self._table)}.metadata_tree({sid})"))
+            + code_block(f"{_T}.metadata_tree({sid})"))
 
     def _load_rows(self) -> None:
         sid = self._selected
@@ -553,11 +557,11 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
             self._rows = rows
             self.cancel.layout.display = "none"
             self.files.value = h.document(render(plan).html + code_block(
-                f"{_var(t)}.at({sid}).plan().files"))
+                f"{_T}.at({sid}).plan().files"))
             end = page * size + rows.num_rows
             more = "" if rows.num_rows == size else " (last page)"
-            code = (f"{_var(t)}.at({sid}).page({page * size}, {size})" if not spark else
-                    f"{_var(t)}.at({sid}).to_spark().offset({page * size}).limit({size})")
+            code = (f"{_T}.at({sid}).page({page * size}, {size})" if not spark else
+                    f"{_T}.at({sid}).to_spark().offset({page * size}).limit({size})")
             self.rows_panel.value = h.document(
                 h.muted(f"rows {page * size:,}-{max(end - 1, page * size):,}{more} of "
                         f"snapshot {sid}, in its schema (read with {how})")
@@ -607,7 +611,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
             self.diff_panel.value = error_html(e)
             return
         head = (meta_html + files_html + manifests_html)
-        code = f"d = {_var(t)}.diff({a}, {b})\nremoved, added = d.rows()"
+        code = f"d = {_T}.diff({a}, {b})\nremoved, added = d.rows()"
         self.diff_panel.value = h.document(head + spinner_html("reading changed rows…")
                                            + code_block(code))
         diff = self._diff
