@@ -25,7 +25,6 @@ from icenb.spec.manifest import (
     EntryStatus,
     FieldSummary,
     FileContent,
-    FileFormat,
     ManifestContent,
     ManifestEntry,
     ManifestFile,
@@ -45,7 +44,7 @@ def content_word(f: DataFile) -> str:
         return "Data file"
     if f.content == FileContent.EQUALITY_DELETES:
         return "Equality delete file"
-    if f.file_format == FileFormat.PUFFIN:
+    if f.is_deletion_vector:
         return "Deletion vector"
     return "Position delete file"
 

@@ -20,7 +20,7 @@ from icenb.display.registry import Rendered, register, render
 from icenb.display.table_repr import folded_table
 from icenb.options import get_options
 from icenb.spec.expressions import AlwaysTrue
-from icenb.spec.manifest import DataFile, FileContent, FileFormat, FileScanTask
+from icenb.spec.manifest import DataFile, FileContent, FileScanTask
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.table.scan import Scan
@@ -34,7 +34,7 @@ def delete_kind(f: DataFile) -> str:
     if f.content == FileContent.EQUALITY_DELETES:
         return "equality"
     if f.content == FileContent.POSITION_DELETES:
-        return "DV" if f.file_format == FileFormat.PUFFIN else "position"
+        return "DV" if f.is_deletion_vector else "position"
     return "data"
 
 

@@ -57,7 +57,6 @@ from icenb.spec.manifest import (
     EntryStatus,
     FieldSummary,
     FileContent,
-    FileFormat,
     ManifestContent,
     ManifestEntry,
     ManifestFile,
@@ -380,7 +379,7 @@ def _check_file(e: ManifestEntry, i: int, spec: PartitionSpec, partition_type: S
     if f.content == FileContent.EQUALITY_DELETES and not f.equality_ids:
         raise ValidationError("equality delete files need equality_ids",
                               field=f"{where}.data_file.equality_ids", value=f.equality_ids)
-    if f.file_format == FileFormat.PUFFIN:
+    if f.is_deletion_vector:
         # Deletion vectors (spec: Deletion Vectors): v3 position deletes in a Puffin blob.
         if format_version < 3 or f.content != FileContent.POSITION_DELETES:
             raise ValidationError("Puffin delete files are v3 deletion vectors (position "

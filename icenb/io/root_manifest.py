@@ -295,36 +295,48 @@ class RootManifestInfo:
 
 
 def _assign_root(entries: Sequence[ContentEntry], sequence_number: int,
-                 first_row_id: int | None) -> tuple[list[ContentEntry], int | None]:
+                 first_row_id: int | None, upgrade: bool
+                 ) -> tuple[list[ContentEntry], int | None]:
+    """Unassigned minimum sequence numbers, and first row ids: to ADDED data files and data
+    manifests, then on the first v4 commit after an ``upgrade`` (as v3's manifest list, which
+    lists new manifests first) to the carried data manifests written before v3 (spec: "Row
+    Lineage")."""
     out: list[ContentEntry] = []
-    next_row_id = first_row_id
     for e in entries:
         ms = e.manifest_stats
         if ms is not None and ms.min_sequence_number == UNASSIGNED_SEQUENCE_NUMBER:
             e = replace(e, manifest_stats=replace(ms, min_sequence_number=sequence_number))
-        if (next_row_id is not None and e.first_row_id is None
-                and e.status == EntryStatus.ADDED):
-            if e.content_type == ContentType.DATA:
-                e = replace(e, first_row_id=next_row_id)
+        out.append(e)
+    next_row_id = first_row_id
+    for added in (True, False) if upgrade else (True,):
+        for i, e in enumerate(out):
+            if (next_row_id is None or e.first_row_id is not None or not e.is_live
+                    or (e.status == EntryStatus.ADDED) != added):
+                continue
+            ms = e.manifest_stats
+            if e.content_type == ContentType.DATA and added:
+                out[i] = replace(e, first_row_id=next_row_id)
                 next_row_id += e.record_count
             elif e.content_type == ContentType.DATA_MANIFEST and ms is not None:
-                e = replace(e, first_row_id=next_row_id)
+                out[i] = replace(e, first_row_id=next_row_id)
                 next_row_id += ms.added_rows_count + ms.existing_rows_count
-        out.append(e)
     return out, next_row_id
 
 
 def write_root_manifest(io: FileIO, location: str, entries: Sequence[ContentEntry], *,
                         sequence_number: int, first_row_id: int | None = None,
                         properties: Mapping[str, str] | None = None,
-                        sync_marker: bytes | None = None) -> RootManifestInfo:
+                        sync_marker: bytes | None = None, upgrade: bool = False
+                        ) -> RootManifestInfo:
     """Write a snapshot's root manifest at ``location`` (a new file). ``sequence_number`` is
-    the commit's; ``first_row_id`` the table's next row id (ADDED data files and data manifests
-    without one get consecutive ranges, manifests reserving added + existing rows)."""
+    the commit's; ``first_row_id`` the table's next row id (ADDED data files and data
+    manifests without one get consecutive ranges, manifests reserving added + existing rows;
+    with ``upgrade``, the first commit over a manifest list, also the carried data manifests
+    that have none)."""
     if sequence_number < 0:
         raise InvalidMetadata("the commit's sequence number must not be negative",
                               file=location, field="sequence_number", value=sequence_number)
-    written, next_row_id = _assign_root(entries, sequence_number, first_row_id)
+    written, next_row_id = _assign_root(entries, sequence_number, first_row_id, upgrade)
     data = encode_content_manifest(location, ManifestKind.ROOT, written, properties=properties,
                                    sync_marker=sync_marker)
     io.new_output(location).create(data)

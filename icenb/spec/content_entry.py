@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from icenb.errors import InvalidMetadata
+from icenb.errors import InvalidMetadata, UnsupportedFeature
 from icenb.spec import values
 from icenb.spec.manifest import (
     COLUMN_SIZES,
@@ -32,6 +32,7 @@ from icenb.spec.manifest import (
     PARTITIONS,
     UPPER_BOUNDS,
     VALUE_COUNTS,
+    DataFile,
     EntryStatus,
     FieldSummary,
     FileFormat,
@@ -68,6 +69,7 @@ __all__ = [
     "DeletionVectorRef",
     "EntryStatus",
     "InheritFrom",
+    "LegacyPositionDeletes",
     "ManifestKind",
     "ManifestStats",
     "VersionInfo",
@@ -307,6 +309,16 @@ class ContentStats:
             for f, v in zip(fields, partition, strict=True)}
         return cls(partition=encoded, **metrics)
 
+    @classmethod
+    def of_file(cls, partition_type: StructType, f: DataFile) -> ContentStats:
+        """The stats of a v1-v3 content file: its partition tuple and metric maps (proposal:
+        "V4 content entry structure", field mapping)."""
+        return cls.for_partition(
+            partition_type, f.partition, column_sizes=f.column_sizes,
+            value_counts=f.value_counts, null_value_counts=f.null_value_counts,
+            nan_value_counts=f.nan_value_counts, lower_bounds=f.lower_bounds,
+            upper_bounds=f.upper_bounds)
+
     def partition_tuple(self, partition_type: StructType) -> tuple[Any, ...]:
         """The partition tuple for ``partition_type`` (the entry's spec); fields the map
         lacks are null (as v3 readers treat a spec's new fields)."""
@@ -476,10 +488,7 @@ class ContentEntry:
             raise _bad("manifest_stats must be null unless content_type is 3 or 4", where,
                        "manifest_stats", self.manifest_stats)
         if t in (ContentType.POSITION_DELETE, ContentType.MANIFEST_DV):
-            if not self.referenced_file:
-                raise _bad("a deletion vector needs referenced_file (the data file or leaf "
-                           "manifest it applies to)", where, "referenced_file",
-                           self.referenced_file)
+            self._check_referenced_file(where)
         elif t != ContentType.DELETE_MANIFEST and self.referenced_file is not None:
             raise _bad("referenced_file is only for DVs (1, 5) and affiliated delete manifests "
                        "(4)", where, "referenced_file", self.referenced_file)
@@ -507,6 +516,12 @@ class ContentEntry:
         if t == ContentType.MANIFEST_DV and self.content_stats is not None:
             raise _bad("manifest DVs carry no content_stats", where, "content_stats",
                        self.content_stats)
+
+    def _check_referenced_file(self, where: str) -> None:
+        if not self.referenced_file:
+            raise _bad("a deletion vector needs referenced_file (the data file or leaf "
+                       "manifest it applies to)", where, "referenced_file",
+                       self.referenced_file)
 
     def _check_deletion_vector(self, where: str) -> None:
         t = self.content_type
@@ -616,6 +631,33 @@ class ContentEntry:
 
 
 _MANIFEST_STATS_NAMES = tuple(f.name for f in MANIFEST_STATS_TYPE.fields)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LegacyPositionDeletes(ContentEntry):
+    """A position delete file that is not a deletion vector (a v2 Parquet, Avro or ORC file)
+    as a record of a v1-v3 delete manifest that a v4 root lists after an upgrade (proposal:
+    "Upgrade"). It has no v4 form - v4 position deletes are DVs (proposal: "Data Delete
+    Vector") - so it is only read: it applies at planning as in v3, a commit that replaces
+    it removes it with a manifest DV over its manifest, and it is never written
+    (:meth:`to_avro_record` raises). ``referenced_file`` is its one data file when it is
+    file-scoped (:attr:`icenb.spec.manifest.DataFile.referenced_file`), else None."""
+
+    def _check_referenced_file(self, where: str) -> None:
+        return None  # a partition-scoped file applies to several data files
+
+    def _check_deletion_vector(self, where: str) -> None:
+        if self.content_type != ContentType.POSITION_DELETE or self.deletion_vector is not None:
+            raise _bad("a legacy position delete file has content_type 1 and no "
+                       "deletion_vector", where, "deletion_vector", self.deletion_vector)
+        if self.file_format == FileFormat.PUFFIN:
+            raise _bad("a Puffin position delete is a deletion vector", where,
+                       "file_format", self.file_format.value)
+
+    def to_avro_record(self) -> dict[str, Any]:
+        raise UnsupportedFeature("a v2 position delete file has no v4 content entry "
+                                 "(proposal: Data Delete Vector); it stays in its v1-v3 "
+                                 "manifest", file=self.location, field="deletion_vector")
 
 
 def _path(where: str, name: str) -> str:

@@ -49,6 +49,7 @@ from icenb.spec.expression_json import expression_from_json, expression_to_json
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysFalse, AlwaysTrue
 from icenb.spec.manifest_evaluator import PartitionFieldSummary, decode_field_summaries
+from icenb.spec.metadata_columns import DELETE_FILE_PATH
 from icenb.spec.partition_spec import (
     PartitionSpec,
     partition_spec_from_json,
@@ -96,6 +97,7 @@ __all__ = [
     "PARTITION_SPEC_KEY",
     "SCHEMA_ID_KEY",
     "SCHEMA_KEY",
+    "ContentKind",
     "DataFile",
     "EntryStatus",
     "FieldSummary",
@@ -150,6 +152,22 @@ class FileContent(enum.IntEnum):
     DATA = 0
     POSITION_DELETES = 1
     EQUALITY_DELETES = 2
+
+
+class ContentKind(str, enum.Enum):
+    """What a content file is, in the one vocabulary icenb uses everywhere (spec: "Delete
+    Formats"): data, a position delete file, a deletion vector (a position delete blob in a
+    Puffin file, v3+, "Deletion Vectors") or an equality delete file. :attr:`DataFile.kind`."""
+
+    DATA = "data"
+    POSITION_DELETES = "position deletes"
+    DELETION_VECTOR = "deletion vector"
+    EQUALITY_DELETES = "equality deletes"
+
+    @property
+    def is_delete(self) -> bool:
+        """Anything but data."""
+        return self is not ContentKind.DATA
 
 
 class EntryStatus(enum.IntEnum):
@@ -696,6 +714,47 @@ class DataFile:
             v = getattr(self, name)
             if v is not None and not isinstance(v, tuple):
                 object.__setattr__(self, name, tuple(v))
+
+    @property
+    def kind(self) -> ContentKind:
+        """The file's :class:`ContentKind`: a position delete file in Puffin format is a
+        deletion vector (spec: "Deletion Vectors", ``content_offset`` locates its blob)."""
+        if self.content == FileContent.DATA:
+            return ContentKind.DATA
+        if self.content == FileContent.EQUALITY_DELETES:
+            return ContentKind.EQUALITY_DELETES
+        if self.file_format == FileFormat.PUFFIN:
+            return ContentKind.DELETION_VECTOR
+        return ContentKind.POSITION_DELETES
+
+    @property
+    def is_deletion_vector(self) -> bool:
+        """``kind is ContentKind.DELETION_VECTOR``."""
+        return self.kind is ContentKind.DELETION_VECTOR
+
+    @property
+    def referenced_file(self) -> str | None:
+        """The one data file a position delete file or DV applies to: ``referenced_data_file``,
+        else the value of equal lower and upper bounds of its ``file_path`` column (spec:
+        "Position Delete Files"; Java's ``ContentFileUtil.referencedDataFile``); None when it
+        may apply to several files, and for other kinds."""
+        if self.content != FileContent.POSITION_DELETES:
+            return None
+        if self.referenced_data_file is not None:
+            return self.referenced_data_file
+        low = (self.lower_bounds or {}).get(DELETE_FILE_PATH.field_id)
+        if low is None or low != (self.upper_bounds or {}).get(DELETE_FILE_PATH.field_id):
+            return None
+        try:
+            return bytes(low).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    @property
+    def is_file_scoped(self) -> bool:
+        """Whether a position delete file or DV applies to one data file only (a DV always;
+        Java's ``ContentFileUtil.isFileScoped``)."""
+        return self.is_deletion_vector or self.referenced_file is not None
 
     @classmethod
     def from_avro_record(

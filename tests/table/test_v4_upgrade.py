@@ -24,16 +24,21 @@ from tests.table.test_v4_append import _rows
 _MOR = {"write.delete.mode": "merge-on-read"}
 
 
-def _twins(tmp_path: Path) -> tuple[icenb.table.Table, icenb.table.Table]:
-    """Two identical v3 tables with two appends and a DV; the first is upgraded to v4."""
+def _twins(tmp_path: Path, format_version: int = 3
+           ) -> tuple[icenb.table.Table, icenb.table.Table]:
+    """Two identical v3 tables with two appends and a delete; the first is upgraded to v4.
+    With ``format_version=2`` they start as v2 tables, whose delete is a Parquet position
+    delete file, and are upgraded to v3 first (a v2 -> v3 -> v4 table could not delete)."""
     wh = icenb.warehouse(tmp_path)
     out = []
     for name in ("db.up", "db.v3"):
-        t = wh.create_table(name, "id long, p int", partition_by=["p"], format_version=3,
-                            properties=_MOR)
+        t = wh.create_table(name, "id long, p int", partition_by=["p"],
+                            format_version=format_version, properties=_MOR)
         t.append(_rows(1, 2))
         t.append(_rows(3))
         t.delete("id = 10")
+        if format_version < 3:
+            assert t.upgrade(3) is True
         out.append(t)
     assert out[0].upgrade(4) is True
     assert out[0].metadata.format_version == 4
@@ -183,3 +188,57 @@ def test_compaction_rewrites_v3_manifests_into_a_v4_leaf(tmp_path: Path) -> None
              for r in up.scan(columns=["id", "_row_id"]).to_arrow().to_pylist()}
     assert {k: v for k, v in after.items() if k < 40} == before
     assert sorted(after) == sorted(r["id"] for r in v3.to_arrow().to_pylist())
+
+
+def _parquet_deletes(t: icenb.table.Table) -> list[str]:
+    return [r["file_path"] for r in t.inspect.delete_files().to_pylist()
+            if r["file_format"] == "PARQUET"]
+
+
+@pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
+def test_deletes_after_a_v2_v3_v4_upgrade_with_position_delete_files(
+        tmp_path: Path, mode: str) -> None:
+    """A data file whose deletes are a v2 position delete file: a merge-on-read delete writes
+    a DV holding the old positions and removes the old file with a manifest DV over its v3
+    delete manifest at its record's ordinal; a copy-on-write delete removes the data file and,
+    as v3 does, keeps the delete file. Rows and summaries equal the v3 twin's."""
+    up, v3 = _twins(tmp_path, format_version=2)
+    old = _parquet_deletes(up)
+    assert len(old) == 1
+    for t in (up, v3):
+        t.set_properties({"write.delete.mode": mode})
+        t.delete("id = 11")
+    _same(up, v3)
+    assert up.current_snapshot is not None and v3.current_snapshot is not None
+    sizes = [{k: v for k, v in t.current_snapshot.summary.properties.items()  # type: ignore[union-attr]
+              if not k.endswith("-size")} for t in (up, v3)]
+    assert sizes[0] == sizes[1]  # the two v2 delete files' sizes may differ by compression
+    if mode == "copy-on-write":  # as v3 (and Java): a v2 delete file is not a DV, it stays
+        assert _parquet_deletes(up) == old and len(_parquet_deletes(v3)) == 1
+        return
+    assert _parquet_deletes(up) == [] == _parquet_deletes(v3)
+    root = _root_of(up)
+    dvs = [e for e in root if e.content_type == ContentType.MANIFEST_DV and e.is_live]
+    removed = {_positions(up, e.referenced_file)[i]
+               for e in dvs if e.referenced_file is not None
+               and e.referenced_file.endswith(".avro")
+               and any(e.referenced_file == m.manifest_path
+                       for m in read_manifest_list(up.io, up.metadata.snapshots[2], 3))
+               for i in (int(x) for x in load_manifest_dv(up.io, e).to_numpy())}
+    assert old[0] in removed
+    for t in (up, v3):  # and the table keeps working
+        t.delete("id = 30")
+    _same(up, v3)
+    assert sorted(r["id"] for r in up.to_arrow().to_pylist()) == [20, 21, 31]
+
+
+def test_update_and_compaction_after_a_v2_v3_v4_upgrade(tmp_path: Path) -> None:
+    """A merge-on-read update replaces the position delete file too; compaction keeps a v3
+    delete manifest whose position delete file has no v4 form instead of failing."""
+    up, v3 = _twins(tmp_path, format_version=2)
+    for t in (up, v3):
+        t.set_properties({"write.update.mode": "merge-on-read", COMPACTION_MIN_COUNT: "2"})
+        t.append(_rows(4))
+        t.update({"p": 1}, "id = 20")
+    _same(up, v3)
+    assert sorted(r["id"] for r in up.to_arrow().to_pylist()) == [11, 20, 21, 30, 31, 40, 41]

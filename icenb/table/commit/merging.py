@@ -43,7 +43,6 @@ from icenb.spec.manifest import (
     DataFile,
     EntryStatus,
     FileContent,
-    FileFormat,
     ManifestContent,
     ManifestEntry,
     ManifestFile,
@@ -150,10 +149,6 @@ def as_expression(expr: str | Expression, field: str) -> Expression:
         return expr
     raise ValidationError("a filter must be a string or an Expression", field=field,
                           value=type(expr).__name__)
-
-
-def _is_dv(f: DataFile) -> bool:
-    return f.content == FileContent.POSITION_DELETES and f.file_format == FileFormat.PUFFIN
 
 
 # --------------------------------------------------------------------------- file matching
@@ -279,7 +274,7 @@ class SummaryCounts:
             return
         setattr(self, f"{sign}_delete_files", getattr(self, f"{sign}_delete_files") + 1)
         if f.content == FileContent.POSITION_DELETES:
-            kind = "dvs" if _is_dv(f) else "pos_files"
+            kind = "dvs" if f.is_deletion_vector else "pos_files"
             setattr(self, f"{sign}_{kind}", getattr(self, f"{sign}_{kind}") + 1)
             setattr(self, f"{sign}_pos_deletes",
                     getattr(self, f"{sign}_pos_deletes") + f.record_count)
@@ -408,7 +403,7 @@ class MergingSnapshotProducer(SnapshotProducer):
             if f.content == FileContent.EQUALITY_DELETES and not f.equality_ids:
                 raise ValidationError("an equality delete file needs equality_ids",
                                       field="equality_ids", file=f.file_path)
-            if _is_dv(f) and (f.referenced_data_file is None or f.content_offset is None
+            if f.is_deletion_vector and (f.referenced_data_file is None or f.content_offset is None
                               or f.content_size_in_bytes is None):
                 raise ValidationError("a deletion vector needs referenced_data_file, "
                                       "content_offset and content_size_in_bytes",
@@ -421,7 +416,7 @@ class MergingSnapshotProducer(SnapshotProducer):
             raise ValidationError("expected a DataFile or a file path", field="file",
                                   value=file_or_path)
         self._remove_paths.add(path)
-        if isinstance(file_or_path, DataFile) and _is_dv(file_or_path):
+        if isinstance(file_or_path, DataFile) and file_or_path.is_deletion_vector:
             self._remove_dv_offsets.setdefault(path, set()).add(file_or_path.content_offset)
         else:
             self._remove_whole.add(path)
@@ -563,7 +558,7 @@ class MergingSnapshotProducer(SnapshotProducer):
 
     def _validate_added_dvs(self, base: TableMetadata, parent: Snapshot | None) -> None:
         """No DV added concurrently for a data file this commit adds a DV for (v3)."""
-        referenced = {f.referenced_data_file for f in self._added_deletes if _is_dv(f)}
+        referenced = {f.referenced_data_file for f in self._added_deletes if f.is_deletion_vector}
         if not referenced:
             return
         saved = self._starting_snapshot_id
@@ -574,7 +569,7 @@ class MergingSnapshotProducer(SnapshotProducer):
         try:
             found = [(snap, d) for snap, d in self._new_entries(
                 base, parent, NEW_DELETE_OPS, ManifestContent.DELETES, EntryStatus.ADDED)
-                if _is_dv(d) and d.referenced_data_file in referenced
+                if d.is_deletion_vector and d.referenced_data_file in referenced
                 and d.file_path not in self._remove_paths]
         finally:
             self._starting_snapshot_id = saved
@@ -645,7 +640,7 @@ class MergingSnapshotProducer(SnapshotProducer):
                        min_data_seq: int | None, removed_paths: set[str]) -> bool:
         is_delete = f.content != FileContent.DATA
         if f.file_path in self._remove_paths and (
-                f.file_path in self._remove_whole or not _is_dv(f)
+                f.file_path in self._remove_whole or not f.is_deletion_vector
                 or f.content_offset in self._remove_dv_offsets.get(f.file_path, ())):
             return True
         if (f.spec_id, f.partition) in self._drop_partitions:
@@ -653,7 +648,7 @@ class MergingSnapshotProducer(SnapshotProducer):
         if is_delete:
             if (min_data_seq is not None and seq is not None and 0 < seq < min_data_seq):
                 return True
-            if _is_dv(f) and f.referenced_data_file in removed_paths:
+            if f.is_deletion_vector and f.referenced_data_file in removed_paths:
                 return True
         if flt is not None and flt.might_match(f):
             if flt.must_match(f):
@@ -761,7 +756,7 @@ class MergingSnapshotProducer(SnapshotProducer):
         if self._added_deletes and base.format_version < 2:
             raise ValidationError("delete files need format version 2 or later",
                                   field="format_version", value=base.format_version)
-        if base.format_version < 3 and any(_is_dv(f) for f in self._added_deletes):
+        if base.format_version < 3 and any(f.is_deletion_vector for f in self._added_deletes):
             raise ValidationError("deletion vectors need format version 3",
                                   field="format_version", value=base.format_version)
         existing = [] if parent is None else read_manifest_list(self._io, parent,

@@ -66,11 +66,7 @@ def content_entry_of(f: DataFile, metadata: TableMetadata) -> ContentEntry:
     if spec is None:
         raise ValidationError("the file's partition spec is not in the table", field="spec_id",
                               file=f.file_path, value=f.spec_id)
-    stats = ContentStats.for_partition(
-        spec.partition_type(metadata.schema), f.partition, column_sizes=f.column_sizes,
-        value_counts=f.value_counts, null_value_counts=f.null_value_counts,
-        nan_value_counts=f.nan_value_counts, lower_bounds=f.lower_bounds,
-        upper_bounds=f.upper_bounds)
+    stats = ContentStats.of_file(spec.partition_type(metadata.schema), f)
     seq = f.data_sequence_number
     common: dict[str, Any] = dict(
         location=f.file_path, file_format=f.file_format, partition_spec_id=f.spec_id,
@@ -201,7 +197,8 @@ class V4Append(FastAppend):
             metadata_dir(base), f"root-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")
         files.append(location)
         info = write_root_manifest(self._io, location, entries, sequence_number=sequence_number,
-                                   first_row_id=base.next_row_id, properties=base.properties)
+                                   first_row_id=base.next_row_id, properties=base.properties,
+                                   upgrade=parent is not None and parent.root_manifest is None)
         return AttemptTree(root_manifest=location, first_row_id=info.first_row_id,
                      added_rows=info.added_rows)
 

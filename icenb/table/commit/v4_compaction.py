@@ -25,6 +25,7 @@ from icenb.io.root_manifest import LegacyLeafReader, read_leaf_manifest, write_l
 from icenb.spec.content_entry import (
     ContentEntry,
     ContentType,
+    LegacyPositionDeletes,
     ManifestKind,
     VersionInfo,
     manifest_kind_for,
@@ -212,7 +213,9 @@ def _live_files(io: FileIO, entries: Sequence[ContentEntry], bin_: list[int],
             leaf = read_leaf_manifest(io, e, manifest_dv=live_dvs.get(e.location),
                                       legacy=legacy)
         except UnsupportedFeature:
-            continue  # e.g. a v2 position delete file: the leaf is kept as it is
+            continue  # a leaf with no v4 form is kept as it is
+        if any(isinstance(f, LegacyPositionDeletes) for f in leaf.entries):
+            continue  # a v2 position delete file has no v4 form: its leaf stays
         files.extend(f if f.status == EntryStatus.EXISTING else f.with_status(
             EntryStatus.EXISTING) for f in leaf.live_entries())
         used.append(i)

@@ -119,15 +119,16 @@ class V4Overwrite(V4Validation, V4Append):
 
     def _removes(self, e: ContentEntry, data_paths: set[str]) -> bool:
         """Whether a live file entry goes: named by path (data / equality delete files), a
-        data DV of a removed data file (a DV's location is a shared Puffin file), or a delete
-        file older than every kept data file (v3's ``MergingSnapshotProducer``)."""
+        data DV of a removed data file (a DV's location is a shared Puffin file; a v2
+        position delete file carried from before an upgrade stays, as v3 keeps it), or a
+        delete file older than every kept data file (v3's ``MergingSnapshotProducer``)."""
         seq = e.version_info.sequence_number
         if (e.content_type in (ContentType.POSITION_DELETE, ContentType.EQUALITY_DELETE)
                 and self._min_data_seq is not None and seq is not None
                 and 0 < seq < self._min_data_seq):
             return True
-        if e.content_type == ContentType.POSITION_DELETE:
-            return e.referenced_file in data_paths
+        if e.content_type == ContentType.POSITION_DELETE:  # a v2 file stays, as in v3
+            return e.deletion_vector is not None and e.referenced_file in data_paths
         return e.content_type in (ContentType.DATA, ContentType.EQUALITY_DELETE) and (
             e.location in self._remove_paths)
 
@@ -389,7 +390,8 @@ class V4Overwrite(V4Validation, V4Append):
             metadata_dir(base), f"root-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")
         files.append(location)
         info = write_root_manifest(self._io, location, entries, sequence_number=sequence_number,
-                                   first_row_id=base.next_row_id, properties=base.properties)
+                                   first_row_id=base.next_row_id, properties=base.properties,
+                                   upgrade=parent is not None and parent.root_manifest is None)
         return AttemptTree(root_manifest=location, first_row_id=info.first_row_id,
                      added_rows=info.added_rows)
 

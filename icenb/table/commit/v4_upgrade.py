@@ -18,11 +18,19 @@ from icenb.spec.content_entry import (
     ContentEntry,
     ContentStats,
     ContentType,
+    LegacyPositionDeletes,
     ManifestStats,
     VersionInfo,
     manifest_file_of,
 )
-from icenb.spec.manifest import EntryStatus, FileFormat, ManifestContent, ManifestFile
+from icenb.spec.manifest import (
+    ContentKind,
+    DataFile,
+    EntryStatus,
+    FileFormat,
+    ManifestContent,
+    ManifestFile,
+)
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 
@@ -72,21 +80,41 @@ def root_entries_of_manifest_list(io: FileIO, metadata: TableMetadata, parent: S
     return [root_entry_of(m) for m in read_manifest_list(io, parent, 3)]
 
 
+def legacy_position_deletes(f: DataFile, metadata: TableMetadata, version_info: VersionInfo
+                            ) -> LegacyPositionDeletes:
+    """A v2 position delete file of a v1-v3 manifest as the read-only entry a v4 commit
+    carries (its partition tuple and metrics in ``content_stats``, as a v4 file's)."""
+    spec = metadata.spec_by_id(f.spec_id)
+    if spec is None:
+        raise InvalidMetadata("the file's partition spec is not in the table", field="spec_id",
+                              file=f.file_path, value=f.spec_id)
+    stats = ContentStats.of_file(spec.partition_type(metadata.schema), f)
+    return LegacyPositionDeletes(
+        content_type=ContentType.POSITION_DELETE, location=f.file_path,
+        file_format=f.file_format, partition_spec_id=f.spec_id, record_count=f.record_count,
+        file_size_in_bytes=f.file_size_in_bytes, version_info=version_info,
+        content_stats=stats, referenced_file=f.referenced_file,
+        key_metadata=f.key_metadata)
+
+
 def legacy_leaf_reader(io: FileIO, metadata: TableMetadata) -> LegacyLeafReader:
     """A reader of the v1-v3 manifests a v4 root lists after an upgrade: every record in file
     order (ordinal = position, docs/v4-layout.md §7) as a content entry with its status and
     every inherited value (snapshot id, sequence numbers, first row id) explicit, as v3's
-    reader resolves them from the root entry (:func:`manifest_file_of`). Position delete files
-    that are not DVs have no v4 form (``UnsupportedFeature``)."""
+    reader resolves them from the root entry (:func:`manifest_file_of`). A position delete file
+    that is not a DV is a :class:`~icenb.spec.content_entry.LegacyPositionDeletes`."""
     from icenb.table.commit.merging import read_entries
     from icenb.table.commit.v4_append import content_entry_of
 
     def read(root_entry: ContentEntry) -> Sequence[ContentEntry]:
-        out = []
+        out: list[ContentEntry] = []
         for e in read_entries(io, manifest_file_of(root_entry), metadata):
-            ce = content_entry_of(e.data_file, metadata)
-            out.append(replace(ce, version_info=VersionInfo(
-                e.status, e.snapshot_id, e.sequence_number, e.file_sequence_number)))
+            vi = VersionInfo(e.status, e.snapshot_id, e.sequence_number,
+                             e.file_sequence_number)
+            if e.data_file.kind is ContentKind.POSITION_DELETES:
+                out.append(legacy_position_deletes(e.data_file, metadata, vi))
+            else:
+                out.append(replace(content_entry_of(e.data_file, metadata), version_info=vi))
         return out
 
     return read

@@ -41,7 +41,6 @@ from icenb.spec.manifest import (
     DataFile,
     EntryStatus,
     FileContent,
-    FileFormat,
     ManifestContent,
     ManifestFile,
     manifest_files_from_arrow,
@@ -72,7 +71,7 @@ def file_kind(f: DataFile) -> str:
         return "data_file"
     if f.content == FileContent.EQUALITY_DELETES:
         return "equality_delete"
-    if f.file_format == FileFormat.PUFFIN:
+    if f.is_deletion_vector:
         return "deletion_vector"
     return "delete_file"
 

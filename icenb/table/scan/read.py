@@ -375,7 +375,7 @@ def _position_keep_mask(io: FileIO, task: FileScanTask, n: int) -> np.ndarray[An
     for d in task.delete_files:
         if d.content != FileContent.POSITION_DELETES:
             continue
-        if d.file_format == FileFormat.PUFFIN:
+        if d.is_deletion_vector:
             if d.content_offset is None or d.content_size_in_bytes is None:
                 raise CorruptFile("a deletion vector entry has no content offset or size",
                                   file=d.file_path, field="content_offset")

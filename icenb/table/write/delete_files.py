@@ -281,21 +281,14 @@ def write_deletion_vectors(
 
 
 def is_file_scoped(delete: DataFile) -> bool:
-    """Whether a position delete file applies to one data file only: a DV, a file with
-    ``referenced_data_file``, or one whose ``file_path`` bounds are equal (Java's
-    ``ContentFileUtil.isFileScoped``)."""
-    if delete.content != FileContent.POSITION_DELETES:
-        return False
-    if delete.file_format == FileFormat.PUFFIN or delete.referenced_data_file is not None:
-        return True
-    fid = DELETE_FILE_PATH.field_id
-    low = (delete.lower_bounds or {}).get(fid)
-    return low is not None and low == (delete.upper_bounds or {}).get(fid)
+    """Whether a position delete file applies to one data file only
+    (:attr:`~icenb.spec.manifest.DataFile.is_file_scoped`)."""
+    return delete.content == FileContent.POSITION_DELETES and delete.is_file_scoped
 
 
 def load_positions(io: FileIO, delete: DataFile, data_file_path: str) -> npt.NDArray[np.int64]:
     """The positions a position delete file or DV deletes from ``data_file_path``."""
-    if delete.file_format == FileFormat.PUFFIN:
+    if delete.is_deletion_vector:
         if delete.content_offset is None or delete.content_size_in_bytes is None:
             raise ValidationError("a deletion vector entry has no content offset or size",
                                   file=delete.file_path, field="content_offset")
