@@ -89,9 +89,11 @@ from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.sort_order import SortOrder
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.commit.producer import FastAppend, SnapshotProducer
+from icenb.table.commit.producer import SnapshotProducer
 from icenb.table.engine import Overwrite
-from icenb.table.write.data_files import RollingDataWriter, conform_to_schema, location_provider
+from icenb.table.write.conform import conform_to_schema
+from icenb.table.write.data_files import RollingDataWriter
+from icenb.table.write.locations import location_provider
 
 __all__ = ["ABORT_GRACE_SECONDS", "IcenbCommitMessage", "IcenbWriter", "Overwrite",
            "WriteTarget", "append_dataframe", "delete_operation_files",
@@ -204,90 +206,46 @@ def delete_operation_files(target: WriteTarget) -> int:
 def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: LoadedTable,
               files: Sequence[DataFile], *, overwrite: Overwrite | None, branch: str,
               snapshot_properties: Mapping[str, str], operation_id: str) -> SnapshotProducer:
-    """The producer that commits a Spark write's files (see "Modes" in the module)."""
+    """The producer that commits a Spark write's files (see "Modes" in the module), from
+    :func:`icenb.table.commit.new_producer`; its commit UUID is the operation id, which
+    :func:`find_operation_snapshot` looks for. A static overwrite removes the files whose
+    rows all match and rewrites the partly matching ones here, on the driver."""
     from icenb.spec.expressions import ALWAYS_TRUE
-    from icenb.table.commit.merging import (
-        MergeAppend,
-        OverwriteFiles,
-        ReplacePartitions,
-        merge_enabled,
-    )
-    from icenb.table.row_level.copy_on_write import replace_matching_rows
+    from icenb.table.commit import new_producer
+    from icenb.table.commit.merging import OverwriteFiles
+    from icenb.table.row_level.copy_on_write import plan_copy_on_write, replace_matching_rows
 
-    if base.metadata.format_version >= 4:
-        return _v4_producer(catalog, identifier, io, base, files, overwrite=overwrite,
-                            branch=branch, snapshot_properties=snapshot_properties,
-                            operation_id=operation_id)
-    if overwrite is None:  # as Table.append: merging manifests per commit.manifest.*
-        append: FastAppend | MergeAppend = (
-            MergeAppend if merge_enabled(base.metadata.properties) else FastAppend)(
-            catalog, identifier, io, branch=branch, snapshot_properties=snapshot_properties)
-        append._commit_uuid = operation_id  # find_operation_snapshot looks for it
-        append.add_files(files)
-        return append
-
-    producer: OverwriteFiles | ReplacePartitions
-    if overwrite.dynamic:
-        producer = ReplacePartitions(catalog, identifier, io, branch=branch,
-                                     snapshot_properties=snapshot_properties)
-        producer._commit_uuid = operation_id  # find_operation_snapshot looks for it
-        producer.check_branch(base.metadata)
-    else:
-        static = OverwriteFiles(catalog, identifier, io, branch=branch,
-                                snapshot_properties=snapshot_properties)
-        static._commit_uuid = operation_id
-        static.check_branch(base.metadata)
-        if overwrite.filter is None:
-            static.overwrite_by_row_filter(ALWAYS_TRUE)
-        else:  # rewrites the partly matching files here, on the driver
-            replace_matching_rows(static, io, base.metadata, overwrite.filter, branch=branch)
-        producer = static
-    producer.add_files(files)
-    return producer
-
-
-def _v4_producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: LoadedTable,
-                 files: Sequence[DataFile], *, overwrite: Overwrite | None, branch: str,
-                 snapshot_properties: Mapping[str, str], operation_id: str
-                 ) -> SnapshotProducer:
-    """The producer of a Spark write on an EXPERIMENTAL v4 table (docs/v4-layout.md §17):
-    an append is a :class:`~icenb.table.commit.v4_append.V4Append`, a static overwrite a
-    :class:`~icenb.table.commit.v4_remove.V4Overwrite` (files whose rows all match removed, partly
-    matching ones rewritten here on the driver); a dynamic overwrite a
-    :class:`~icenb.table.commit.v4_replace_partitions.V4ReplacePartitions` (docs/v4-layout.md
-    §20)."""
-    from icenb.spec.expressions import ALWAYS_TRUE
-    from icenb.table.commit.v4_append import V4Append
-    from icenb.table.commit.v4_remove import V4Overwrite
-    from icenb.table.commit.v4_replace_partitions import V4ReplacePartitions
-    from icenb.table.row_level.copy_on_write import plan_copy_on_write
-
+    md = base.metadata
     if overwrite is None:
-        append = V4Append(catalog, identifier, io, branch=branch,
-                          snapshot_properties=snapshot_properties)
-        append._commit_uuid = operation_id  # find_operation_snapshot looks for it
+        append = new_producer("append", catalog, identifier, io, md, branch=branch,
+                           snapshot_properties=snapshot_properties, commit_uuid=operation_id)
         append.add_files(files)
         return append
-    if overwrite.dynamic:  # as v3: no conflict validation, re-applied on retries
-        dynamic = V4ReplacePartitions(catalog, identifier, io, branch=branch,
-                                      snapshot_properties=snapshot_properties)
-        dynamic._commit_uuid = operation_id  # find_operation_snapshot looks for it
-        dynamic.check_branch(base.metadata)
+    if overwrite.dynamic:  # no conflict validation, re-applied on retries
+        dynamic = new_producer("replace-partitions", catalog, identifier, io, md, branch=branch,
+                           snapshot_properties=snapshot_properties, commit_uuid=operation_id)
+        dynamic.check_branch(md)
         dynamic.add_files(files)
         return dynamic
-    producer = V4Overwrite(catalog, identifier, io, branch=branch,
-                           snapshot_properties=snapshot_properties)
-    producer._commit_uuid = operation_id
+    producer = new_producer("overwrite", catalog, identifier, io, md, branch=branch,
+                           snapshot_properties=snapshot_properties, commit_uuid=operation_id)
+    producer.check_branch(md)
+    if isinstance(producer, OverwriteFiles):
+        if overwrite.filter is None:
+            producer.overwrite_by_row_filter(ALWAYS_TRUE)
+        else:
+            replace_matching_rows(producer, io, md, overwrite.filter, branch=branch)
+        producer.add_files(files)
+        return producer
+    # EXPERIMENTAL v4 (docs/v4-layout.md §17): remove and rewrite by the copy-on-write plan
     producer.overwrite = True
-    producer.check_branch(base.metadata)
-    plan = plan_copy_on_write(io, base.metadata,
-                              ALWAYS_TRUE if overwrite.filter is None else overwrite.filter,
-                              branch=branch)
+    plan = plan_copy_on_write(io, md, ALWAYS_TRUE if overwrite.filter is None
+                              else overwrite.filter, branch=branch)
     for f in plan.remove:
         producer.delete_file(f)
     if plan.keep_rows is not None and plan.keep_rows.num_rows:
         try:
-            producer.write(plan.keep_rows, base.metadata)
+            producer.write(plan.keep_rows, md)
         except BaseException:
             producer.abort()
             raise

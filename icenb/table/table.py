@@ -43,9 +43,8 @@ from icenb.spec.sort_order import SortField, SortOrder, UnboundSortField
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit import manage_snapshots as refs_ops
 from icenb.table.commit import metadata_change as table_update
-from icenb.table.commit.merging import MergeAppend, merge_enabled
-from icenb.table.commit.producer import FastAppend, commit_snapshot, refresh_on_error
-from icenb.table.commit.v4_append import V4Append
+from icenb.table.commit import new_producer
+from icenb.table.commit.producer import commit_snapshot, refresh_on_error
 from icenb.table.engine import Overwrite, engine
 from icenb.table.explore.diff import SnapshotDiff, diff_snapshots
 from icenb.table.explore.evolution_history import (
@@ -298,11 +297,8 @@ class Table:
         catalog, identifier = self._writable()
         if _is_spark_dataframe(data):
             return self._write_spark(data, None, branch, snapshot_properties)
-        producer: FastAppend | MergeAppend = (
-            V4Append if self._metadata.format_version >= 4 else
-            MergeAppend if merge_enabled(self._metadata.properties) else FastAppend)(
-            catalog, identifier, self._io, branch=branch,
-            snapshot_properties=snapshot_properties)
+        producer = new_producer("append", catalog, identifier, self._io, self._metadata,
+                                branch=branch, snapshot_properties=snapshot_properties)
         producer.write(data, self._metadata)
         return commit_snapshot(self, producer)
 

@@ -41,7 +41,8 @@ def _batches(gib: float) -> Iterator[pa.RecordBatch]:
 def _child(mode: str, gib: float) -> None:
     import icenb
     from icenb.spark.writer import WriteTarget, write_task
-    from icenb.table.write.data_files import location_provider, write_data_files
+    from icenb.table.write.data_files import write_data_files
+    from icenb.table.write.locations import location_provider
 
     with tempfile.TemporaryDirectory() as tmp:
         wh = icenb.warehouse(tmp)

@@ -60,7 +60,8 @@ from icenb.table.commit.producer import FastAppend, commit_snapshot
 from icenb.table.commit.v4_append import V4Append
 from icenb.table.scan.planning import ScanPlan, plan_files
 from icenb.table.table import Table
-from icenb.table.write.data_files import location_provider, write_data_files
+from icenb.table.write.data_files import write_data_files
+from icenb.table.write.locations import location_provider
 
 ROWS_PER_FILE = 100
 FILES_PER_PARTITION = 100

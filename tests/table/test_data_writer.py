@@ -55,17 +55,15 @@ from icenb.spec.types import (
     UUIDType,
     VariantType,
 )
-from icenb.table.write.data_files import (
+from icenb.table.write.conform import conform_to_schema
+from icenb.table.write.data_files import write_data_files
+from icenb.table.write.locations import (
     DefaultLocationProvider,
     ObjectStoreLocationProvider,
-    compute_metrics,
-    conform_to_schema,
     location_provider,
-    partition_and_sort,
-    truncate_binary_max,
-    truncate_string_max,
-    write_data_files,
 )
+from icenb.table.write.metrics import compute_metrics, truncate_binary_max, truncate_string_max
+from icenb.table.write.partitioning import partition_and_sort
 from tests.reference_fixtures import run_reference_batch
 
 F = NestedField

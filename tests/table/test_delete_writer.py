@@ -21,7 +21,6 @@ from icenb.spec.deletion_vector import deserialize_deletion_vector
 from icenb.spec.manifest import DataFile, FileContent, FileFormat
 from icenb.table import Table
 from icenb.table.scan.read import read_data_file
-from icenb.table.write.data_files import location_provider
 from icenb.table.write.delete_files import (
     POSITION_DELETE_SCHEMA,
     equality_fields,
@@ -31,6 +30,7 @@ from icenb.table.write.delete_files import (
     write_equality_deletes,
     write_position_deletes,
 )
+from icenb.table.write.locations import location_provider
 
 PATH_ID, POS_ID = 2147483546, 2147483545
 

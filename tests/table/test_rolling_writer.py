@@ -21,7 +21,8 @@ from icenb.spec.schema import Schema
 from icenb.spec.sort_order import UNSORTED, SortField, SortOrder
 from icenb.spec.transforms import parse_transform
 from icenb.spec.types import DoubleType, LongType, NestedField, StringType
-from icenb.table.write.data_files import RollingDataWriter, location_provider, write_data_files
+from icenb.table.write.data_files import RollingDataWriter, write_data_files
+from icenb.table.write.locations import location_provider
 from tests.table.test_data_writer import ALL_TYPES, _all_types_data
 
 F = NestedField

@@ -27,8 +27,8 @@ from icenb.spec.manifest import DataFile, FileFormat
 from icenb.table import Table
 from icenb.table.row_level.merge_on_read import delete_merge_on_read
 from icenb.table.warehouse import Warehouse
-from icenb.table.write.data_files import location_provider
 from icenb.table.write.delete_files import write_deletion_vectors
+from icenb.table.write.locations import location_provider
 from tests.table._helpers import (
     Key,
     assert_java_reads_snapshot,

@@ -30,7 +30,7 @@ from icenb.spec.partition_spec import UNPARTITIONED, PartitionField, PartitionSp
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.transforms import IdentityTransform
 from icenb.table import ScanPlan, plan_files
-from icenb.table.scan.planning import match_deletes
+from icenb.table.scan.delete_index import match_deletes
 from icenb.table.scan.read import read_plan
 from tests.reference_fixtures import JavaTables
 

@@ -1,4 +1,3 @@
 """Data and delete files by format, read into Arrow with Iceberg field ids (spec: Appendix A):
-``avro`` and ``orc`` here; Parquet is read by ``icenb.table.scan.read`` and written by
-``icenb.table.write.data_files`` (to join them here).
-"""
+``parquet`` (read and written), ``orc`` and ``avro`` (read). Each reader takes an input file,
+the field ids to read and an optional name mapping."""

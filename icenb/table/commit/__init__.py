@@ -1,3 +1,148 @@
 """Commits: snapshot producers (appends, overwrites, row deltas, v4 roots), their validation (spec:
 "Commit Conflict Resolution and Retry"), metadata-only changes, snapshot management, expiry,
-upgrades and partition statistics."""
+upgrades and partition statistics.
+
+:func:`new_producer` is the one place that picks the producer class for an operation and a
+table's format version: v1-v3 producers write a manifest list (merging manifests per
+``commit.manifest-merge.enabled``), EXPERIMENTAL v4 producers a root manifest
+(docs/v4-layout.md). Everything that commits a snapshot - ``Table`` methods, row-level
+operations, the Spark writer - asks it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
+
+from icenb.catalog import Catalog, Identifier
+from icenb.errors import ValidationError
+from icenb.io.file_io import FileIO
+from icenb.spec.snapshot import MAIN_BRANCH
+from icenb.spec.table_metadata import TableMetadata
+from icenb.table.commit.merging import (
+    DeleteFiles,
+    MergeAppend,
+    OverwriteFiles,
+    ReplacePartitions,
+    RowDelta,
+    merge_enabled,
+)
+from icenb.table.commit.producer import FastAppend, SnapshotProducer
+from icenb.table.commit.v4_append import V4Append
+from icenb.table.commit.v4_remove import V4Overwrite
+from icenb.table.commit.v4_replace_partitions import V4ReplacePartitions
+from icenb.table.commit.v4_row_delta import V4RowDelta
+
+if TYPE_CHECKING:
+    from icenb.table.table import Table
+
+__all__ = ["ProducerKind", "new_producer", "table_producer"]
+
+P = TypeVar("P", bound=SnapshotProducer)
+
+
+class ProducerKind(str, enum.Enum):
+    """The snapshot-producing operations (Java's ``Table.newAppend``, ``newOverwrite``,
+    ``newReplacePartitions``, ``newRowDelta``, ``newDelete``)."""
+
+    APPEND = "append"
+    OVERWRITE = "overwrite"
+    REPLACE_PARTITIONS = "replace-partitions"
+    ROW_DELTA = "row-delta"
+    DELETE = "delete"
+
+
+Kind = ProducerKind | Literal["append", "overwrite", "replace-partitions", "row-delta",
+                               "delete"]
+
+
+@overload
+def new_producer(kind: Literal[ProducerKind.APPEND, "append"], catalog: Catalog,
+                 identifier: Identifier, io: FileIO, metadata: TableMetadata, *,
+                 branch: str = ..., snapshot_properties: Mapping[str, str] | None = ...,
+                 commit_uuid: str | None = ...) -> FastAppend | MergeAppend: ...
+@overload
+def new_producer(kind: Literal[ProducerKind.OVERWRITE, "overwrite"], catalog: Catalog,
+                 identifier: Identifier, io: FileIO, metadata: TableMetadata, *,
+                 branch: str = ..., snapshot_properties: Mapping[str, str] | None = ...,
+                 commit_uuid: str | None = ...) -> OverwriteFiles | V4Overwrite: ...
+@overload
+def new_producer(kind: Literal[ProducerKind.REPLACE_PARTITIONS, "replace-partitions"],
+                 catalog: Catalog, identifier: Identifier, io: FileIO,
+                 metadata: TableMetadata, *, branch: str = ...,
+                 snapshot_properties: Mapping[str, str] | None = ...,
+                 commit_uuid: str | None = ...) -> ReplacePartitions | V4ReplacePartitions: ...
+@overload
+def new_producer(kind: Literal[ProducerKind.ROW_DELTA, "row-delta"], catalog: Catalog,
+                 identifier: Identifier, io: FileIO, metadata: TableMetadata, *,
+                 branch: str = ..., snapshot_properties: Mapping[str, str] | None = ...,
+                 commit_uuid: str | None = ...) -> RowDelta | V4RowDelta: ...
+@overload
+def new_producer(kind: Literal[ProducerKind.DELETE, "delete"], catalog: Catalog,
+                 identifier: Identifier, io: FileIO, metadata: TableMetadata, *,
+                 branch: str = ..., snapshot_properties: Mapping[str, str] | None = ...,
+                 commit_uuid: str | None = ...) -> DeleteFiles | V4Overwrite: ...
+@overload
+def new_producer(kind: Kind, catalog: Catalog, identifier: Identifier, io: FileIO,
+                 metadata: TableMetadata, *, branch: str = ...,
+                 snapshot_properties: Mapping[str, str] | None = ...,
+                 commit_uuid: str | None = ...) -> SnapshotProducer: ...
+
+
+def new_producer(kind: Kind, catalog: Catalog, identifier: Identifier, io: FileIO,
+                 metadata: TableMetadata, *, branch: str = MAIN_BRANCH,
+                 snapshot_properties: Mapping[str, str] | None = None,
+                 commit_uuid: str | None = None) -> SnapshotProducer:
+    """The producer of a ``kind`` operation on a table whose state is ``metadata``, committing
+    to ``catalog``/``identifier`` on ``branch``. ``commit_uuid`` names the operation's files
+    (manifests ``<uuid>-m<N>.avro``, manifest lists / roots ``...-<uuid>.avro``) and is kept
+    across retries; a random one when None.
+
+    ====================  =======================================  ========================
+    kind                  format versions 1-3                      EXPERIMENTAL v4
+    ====================  =======================================  ========================
+    append                ``MergeAppend`` (``FastAppend`` when      ``V4Append``
+                          ``commit.manifest-merge.enabled=false``)
+    overwrite             ``OverwriteFiles``                       ``V4Overwrite``
+    replace-partitions    ``ReplacePartitions``                    ``V4ReplacePartitions``
+    row-delta             ``RowDelta``                             ``V4RowDelta``
+    delete                ``DeleteFiles``                          ``V4Overwrite``
+    ====================  =======================================  ========================
+    """
+    try:
+        k = ProducerKind(kind)
+    except ValueError:
+        raise ValidationError("unknown snapshot operation", field="kind",
+                              value=kind) from None
+    v4 = metadata.format_version >= 4
+    cls: type[SnapshotProducer]
+    if k is ProducerKind.APPEND:
+        cls = (V4Append if v4 else MergeAppend if merge_enabled(metadata.properties)
+               else FastAppend)
+    elif k is ProducerKind.OVERWRITE:
+        cls = V4Overwrite if v4 else OverwriteFiles
+    elif k is ProducerKind.REPLACE_PARTITIONS:
+        cls = V4ReplacePartitions if v4 else ReplacePartitions
+    elif k is ProducerKind.ROW_DELTA:
+        cls = V4RowDelta if v4 else RowDelta
+    else:
+        cls = V4Overwrite if v4 else DeleteFiles
+    return cls(catalog, identifier, io, branch=branch, snapshot_properties=snapshot_properties,
+               commit_uuid=commit_uuid)
+
+
+def table_producer(kind: Kind, table: Table, expected: type[P], *, branch: str = MAIN_BRANCH,
+                   snapshot_properties: Mapping[str, str] | None = None,
+                   commit_uuid: str | None = None) -> P:
+    """:func:`new_producer` for ``table`` (its commit target, FileIO and metadata, through
+    ``table.operations``) when the caller's path needs an ``expected`` producer class, e.g. a
+    v4 path a :class:`V4RowDelta`; ``ValidationError`` naming the format version otherwise."""
+    catalog, identifier = table.operations.commit_target()
+    md = table.metadata
+    producer = new_producer(kind, catalog, identifier, table.io, md, branch=branch,
+                            snapshot_properties=snapshot_properties, commit_uuid=commit_uuid)
+    if not isinstance(producer, expected):
+        raise ValidationError(f"a {expected.__name__} does not commit to this table",
+                              field="format-version", value=md.format_version)
+    return producer

@@ -348,9 +348,11 @@ class MergingSnapshotProducer(SnapshotProducer):
     def __init__(self, catalog: Catalog, identifier: Identifier, io: FileIO, *,
                  branch: str = MAIN_BRANCH,
                  snapshot_properties: Mapping[str, str] | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
+                 sleep: Callable[[float], None] | None = None,
+                 commit_uuid: str | None = None) -> None:
         super().__init__(catalog, identifier, io, branch=branch,
-                         snapshot_properties=snapshot_properties, sleep=sleep)
+                         snapshot_properties=snapshot_properties, sleep=sleep,
+                         commit_uuid=commit_uuid)
         self._added_data: list[DataFile] = []
         self._added_deletes: list[DataFile] = []
         self._remove_paths: set[str] = set()  # data or delete files to remove, by path

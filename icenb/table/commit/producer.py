@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -93,7 +94,8 @@ from icenb.spec.table_updates import (
     apply_updates,
     check_requirements,
 )
-from icenb.table.write.data_files import location_provider, write_data_files
+from icenb.table.write.data_files import write_data_files
+from icenb.table.write.locations import location_provider
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -331,6 +333,10 @@ class Attempt:
     requirements: list[TableRequirement]
 
 
+#: What a caller-given commit UUID may hold (it becomes part of file names).
+_COMMIT_UUID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,63}")
+
+
 class SnapshotProducer(ABC):
     """Builds a snapshot on the current state of a branch and commits it, retrying on
     conflicts (see the module docstring). Subclasses say which manifests the snapshot has."""
@@ -338,7 +344,8 @@ class SnapshotProducer(ABC):
     def __init__(self, catalog: Catalog, identifier: Identifier, io: FileIO, *,
                  branch: str = MAIN_BRANCH,
                  snapshot_properties: Mapping[str, str] | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
+                 sleep: Callable[[float], None] | None = None,
+                 commit_uuid: str | None = None) -> None:
         if not isinstance(branch, str) or not branch:
             raise ValidationError("a branch name must be a non-empty string", field="branch",
                                   value=branch)
@@ -347,7 +354,10 @@ class SnapshotProducer(ABC):
         self._io = io
         self._branch = branch
         self._snapshot_properties = dict(snapshot_properties or {})
-        self._commit_uuid = str(uuid.uuid4())
+        if commit_uuid is not None and not _COMMIT_UUID.fullmatch(str(commit_uuid)):
+            raise ValidationError("a commit UUID names files: letters, digits, '-' and '_' "
+                                  "only", field="commit_uuid", value=commit_uuid)
+        self._commit_uuid = commit_uuid or str(uuid.uuid4())
         self._snapshot_id: int | None = None
         self._manifest_count = 0
         self._sleep = sleep
@@ -549,9 +559,11 @@ class FastAppend(SnapshotProducer):
     def __init__(self, catalog: Catalog, identifier: Identifier, io: FileIO, *,
                  branch: str = MAIN_BRANCH,
                  snapshot_properties: Mapping[str, str] | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
+                 sleep: Callable[[float], None] | None = None,
+                 commit_uuid: str | None = None) -> None:
         super().__init__(catalog, identifier, io, branch=branch,
-                         snapshot_properties=snapshot_properties, sleep=sleep)
+                         snapshot_properties=snapshot_properties, sleep=sleep,
+                         commit_uuid=commit_uuid)
         self._files: list[DataFile] = []
         self._manifest: ManifestFile | None = None
 

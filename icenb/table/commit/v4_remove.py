@@ -452,9 +452,10 @@ def _union(leaf: LeafManifest, ordinals: Iterable[int]) -> DeletionVector:
 
 def _producer(table: Table, branch: str, snapshot_properties: Mapping[str, str] | None
               ) -> V4Overwrite:
-    catalog, identifier = table.operations.commit_target()
-    return V4Overwrite(catalog, identifier, table.io, branch=branch,
-                       snapshot_properties=snapshot_properties)
+    from icenb.table.commit import table_producer
+
+    return table_producer("overwrite", table, V4Overwrite, branch=branch,
+                          snapshot_properties=snapshot_properties)
 
 
 def validate_copy_on_write(producer: V4Overwrite, metadata: TableMetadata,

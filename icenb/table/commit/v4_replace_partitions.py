@@ -180,9 +180,10 @@ def v4_dynamic_partition_overwrite(table: Table, data: Any, *, branch: str = MAI
     """``Table.dynamic_partition_overwrite`` on a v4 table: ``data``'s partitions replaced by
     its rows (as v3: concurrent commits re-applied on the new parent, no conflict
     validation)."""
-    catalog, identifier = table.operations.commit_target()
-    producer = V4ReplacePartitions(catalog, identifier, table.io, branch=branch,
-                                   snapshot_properties=snapshot_properties)
+    from icenb.table.commit import table_producer
+
+    producer = table_producer("replace-partitions", table, V4ReplacePartitions, branch=branch,
+                              snapshot_properties=snapshot_properties)
     try:
         producer.check_branch(table.metadata)
         producer.write(data, table.metadata)

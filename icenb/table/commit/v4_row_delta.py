@@ -174,6 +174,14 @@ class V4RowDelta(V4Overwrite):
         return out
 
 
+def _new_row_delta(table: Table, branch: str, snapshot_properties: Mapping[str, str] | None
+                   ) -> V4RowDelta:
+    from icenb.table.commit import table_producer
+
+    return table_producer("row-delta", table, V4RowDelta, branch=branch,
+                          snapshot_properties=snapshot_properties)
+
+
 def validate_row_delta(producer: V4RowDelta, snapshot: Snapshot | None, expr: Expression,
                        referenced: Iterable[str], isolation: str) -> None:
     """v3's merge-on-read validation (``row_level._validate``): from the scanned snapshot with
@@ -205,9 +213,7 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
     from icenb.spec.expressions import ALWAYS_TRUE
     from icenb.table.row_level.merge_on_read import write_deletes_for_hits
 
-    catalog, identifier = table.operations.commit_target()
-    producer = V4RowDelta(catalog, identifier, table.io, branch=branch,
-                          snapshot_properties=snapshot_properties)
+    producer = _new_row_delta(table, branch, snapshot_properties)
     written: list[str] = []
     try:
         producer.check_branch(table.metadata)
@@ -263,9 +269,7 @@ def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
     with the keys as conflict filter (:func:`validate_row_delta`, docs/v4-layout.md §15)."""
     from icenb.table.row_level.merge_on_read import equality_deletes_of, key_filter
 
-    catalog, identifier = table.operations.commit_target()
-    producer = V4RowDelta(catalog, identifier, table.io, branch=branch,
-                          snapshot_properties=snapshot_properties)
+    producer = _new_row_delta(table, branch, snapshot_properties)
     written: list[str] = []
     try:
         producer.check_branch(table.metadata)

@@ -35,7 +35,7 @@ from icenb.spec.manifest import EntryStatus, FileContent, FileFormat
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.explore.evolution_history import resolve_snapshot
-from icenb.table.scan.planning import match_deletes
+from icenb.table.scan.delete_index import match_deletes
 from icenb.table.scan.v4_planning import snapshot_entries
 
 __all__ = ["DeleteApplication", "FileInfo", "FileSet", "SnapshotDiff", "diff_snapshots"]

@@ -49,7 +49,8 @@ from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.v4_upgrade import manifest_file_of
 from icenb.table.explore.metadata_graph import resolve_snapshot
-from icenb.table.scan.planning import content_files_of, match_deletes
+from icenb.table.scan.delete_index import match_deletes
+from icenb.table.scan.planning import content_files_of
 from icenb.table.scan.v4_planning import entries_table
 
 __all__ = [

@@ -32,6 +32,7 @@ from icenb.spec.manifest import DataFile
 from icenb.spec.properties import WRITE_DELETE_MODE, WRITE_UPDATE_MODE
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
+from icenb.table.commit import table_producer
 from icenb.table.commit.merging import (
     DeleteFiles,
     FileFilter,
@@ -203,9 +204,8 @@ def overwrite_rows(table: Table, data: Any, filter: str | Expression | None = No
         return v4_overwrite_rows(table, data, filter, branch=branch,
                                  snapshot_properties=snapshot_properties,
                                  case_sensitive=case_sensitive)
-    catalog, identifier = table.operations.commit_target()
     md = table.metadata
-    producer = OverwriteFiles(catalog, identifier, table.io, branch=branch,
+    producer = table_producer("overwrite", table, OverwriteFiles, branch=branch,
                               snapshot_properties=snapshot_properties)
     producer.case_sensitive(case_sensitive)
     producer.check_branch(md)
@@ -228,10 +228,9 @@ def dynamic_partition_overwrite(table: Table, data: Any, *, branch: str = MAIN_B
     """Replace the partitions ``data`` has rows in by ``data`` (Java's ``ReplacePartitions``;
     an unpartitioned table is replaced whole, as Spark's dynamic overwrite). As Spark's
     default, concurrent commits are re-applied without conflict validation."""
-    catalog, identifier = table.operations.commit_target()
     md = table.metadata
-    producer = ReplacePartitions(catalog, identifier, table.io, branch=branch,
-                                 snapshot_properties=snapshot_properties)
+    producer = table_producer("replace-partitions", table, ReplacePartitions, branch=branch,
+                              snapshot_properties=snapshot_properties)
     snap = branch_snapshot(md, branch)
     if snap is not None:
         producer.validate_from_snapshot(snap.snapshot_id)

@@ -50,9 +50,11 @@ from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import NestedField
+from icenb.table.commit import table_producer
 from icenb.table.commit.merging import (
     IsolationLevel,
     OverwriteFiles,
+    RowDelta,
     as_expression,
     isolation_level,
 )
@@ -66,7 +68,7 @@ from icenb.table.row_level.copy_on_write import (
 )
 from icenb.table.scan import Scan
 from icenb.table.scan.read import read_task
-from icenb.table.write.data_files import conform_to_schema, location_provider
+from icenb.table.write.conform import conform_to_schema
 from icenb.table.write.delete_files import (
     check_equality_partitioning,
     equality_fields,
@@ -76,9 +78,9 @@ from icenb.table.write.delete_files import (
     write_equality_deletes,
     write_position_deletes,
 )
+from icenb.table.write.locations import location_provider
 
 if TYPE_CHECKING:
-    from icenb.table.commit.merging import RowDelta
     from icenb.table.table import Table
 
 __all__ = ["delete_by_key", "delete_merge_on_read", "update", "upsert"]
@@ -108,11 +110,10 @@ def _expression(filter: str | Expression, md: TableMetadata) -> Expression:
 
 def _row_delta(table: Table, branch: str, snapshot_properties: Mapping[str, str] | None
                ) -> RowDelta:
-    from icenb.table.commit.merging import RowDelta
+    from icenb.table.commit import table_producer
 
-    catalog, identifier = table.operations.commit_target()
-    return RowDelta(catalog, identifier, table.io, branch=branch,
-                    snapshot_properties=snapshot_properties)
+    return table_producer("row-delta", table, RowDelta, branch=branch,
+                          snapshot_properties=snapshot_properties)
 
 
 def _commit_staged(table: Table, producer: RowDelta, stage: Callable[[list[str]], bool]
@@ -516,9 +517,8 @@ def _update_copy_on_write_v4(table: Table, plan: CopyOnWritePlan, expr: Expressi
     validated as v3's (``write.update.isolation-level``, docs/v4-layout.md §12)."""
     from icenb.table.commit.v4_remove import V4Overwrite, validate_copy_on_write
 
-    catalog, identifier = table.operations.commit_target()
-    producer = V4Overwrite(catalog, identifier, table.io, branch=branch,
-                           snapshot_properties=snapshot_properties)
+    producer = table_producer("overwrite", table, V4Overwrite, branch=branch,
+                              snapshot_properties=snapshot_properties)
     producer.overwrite = True
     try:
         producer.check_branch(table.metadata)
@@ -548,10 +548,9 @@ def _update_copy_on_write(table: Table, set: Mapping[str, Assignment], expr: Exp
         parts.insert(0, conform_to_schema(plan.keep_rows, md.schema,
                                           format_version=md.format_version))
     rows = pa.concat_tables(parts)
-    catalog, identifier = table.operations.commit_target()
     if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §12
         return _update_copy_on_write_v4(table, plan, expr, rows, branch, snapshot_properties)
-    producer = OverwriteFiles(catalog, identifier, table.io, branch=branch,
+    producer = table_producer("overwrite", table, OverwriteFiles, branch=branch,
                               snapshot_properties=snapshot_properties)
     producer.check_branch(md)
     validate_copy_on_write(producer, md, plan, expr, "update")

@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from icenb.errors import CorruptFile, IcebergError, UnsupportedFeature, ValidationError
+from icenb.errors import CorruptFile, UnsupportedFeature, ValidationError
 from icenb.io.data_files.avro import read_avro_file
 from icenb.io.data_files.orc import read_orc_file
+from icenb.io.data_files.parquet import read_parquet_file
 from icenb.io.file_io import FileIO
 from icenb.io.puffin import read_deletion_vector
 from icenb.spec.arrow_schema import (
@@ -291,44 +291,19 @@ def _mismatch(file_field: pa.Field, f: NestedField, file: str | None) -> Corrupt
                        file=file, field=f.name, value=f.field_id)
 
 
-# --------------------------------------------------------------------------- Parquet
-
-
-def _read_parquet(io: FileIO, location: str, schema: Schema | None,
-                  name_mapping: NameMapping | None) -> pa.Table:
-    """A Parquet file's columns needed by ``schema`` (all when None), ids as field metadata."""
-    with io.new_input(location).open() as stream:
-        try:
-            pf = pq.ParquetFile(stream)
-            arrow_schema = pf.schema_arrow
-            if name_mapping is not None and not any(
-                    arrow_field_id(f) is not None for f in arrow_schema):
-                arrow_schema = _apply_name_mapping(arrow_schema, name_mapping)
-            columns = None
-            if schema is not None:
-                wanted = schema.field_ids()
-                columns = [f.name for f in arrow_schema if arrow_field_id(f) in wanted]
-            table = pf.read(columns=columns)
-        except (pa.ArrowInvalid, OSError) as e:
-            if isinstance(e, IcebergError):
-                raise
-            raise CorruptFile(f"cannot read Parquet file: {e}", file=location) from None
-    if name_mapping is not None and columns is not None:
-        table = pa.Table.from_arrays(table.columns, schema=pa.schema(
-            [arrow_schema.field(name) for name in table.column_names]))
-    return table
+#: The reader of each data file format (spec: Appendix A).
+_READERS = {FileFormat.PARQUET: read_parquet_file, FileFormat.ORC: read_orc_file,
+            FileFormat.AVRO: read_avro_file}
 
 
 def _read_file(io: FileIO, f: DataFile, schema: Schema | None,
                name_mapping: NameMapping | None) -> pa.Table:
     """A data or delete file's columns needed by ``schema`` (all when None), by file format."""
     fmt = f.file_format
-    if fmt == FileFormat.PARQUET:
-        return _read_parquet(io, f.file_path, schema, name_mapping)
-    if fmt not in (FileFormat.ORC, FileFormat.AVRO):
+    read = _READERS.get(fmt)
+    if read is None:
         raise UnsupportedFeature(f"reading {fmt.value} data or delete files is not supported",
                                  file=f.file_path, field="file_format", value=fmt.value)
-    read = read_orc_file if fmt == FileFormat.ORC else read_avro_file
     mapper = None
     if name_mapping is not None:
         def mapper(s: pa.Schema) -> pa.Schema:

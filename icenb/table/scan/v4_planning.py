@@ -84,13 +84,9 @@ from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import StructType
 from icenb.table.commit.v4_upgrade import manifest_file_of
-from icenb.table.scan.planning import (
-    Projections,
-    ScanPlan,
-    match_deletes,
-    select_files,
-    unified_partition_struct,
-)
+from icenb.table.scan.delete_index import match_deletes
+from icenb.table.scan.planning import ScanPlan, unified_partition_struct
+from icenb.table.scan.pruning import Projections, select_files
 
 __all__ = [
     "SnapshotEntries",

@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import FileIOError, IcebergError, UnsupportedFeature, ValidationError
+from icenb.io.data_files.parquet import ParquetWriteOptions, split_offsets_of, write_rolling
 from icenb.io.file_io import FileIO
 from icenb.io.puffin import CREATED_BY, build_puffin, deletion_vector_blob, read_deletion_vector
 from icenb.spec.deletion_vector import DeletionVector
@@ -53,15 +54,10 @@ from icenb.spec.properties import (
 from icenb.spec.schema import Schema
 from icenb.spec.sort_order import UNSORTED
 from icenb.spec.types import DoubleType, FloatType, NestedField, PrimitiveType
-from icenb.table.write.data_files import (
-    LocationProvider,
-    ParquetWriteOptions,
-    compute_metrics,
-    conform_to_schema,
-    partition_and_sort,
-    split_offsets_of,
-    write_rolling,
-)
+from icenb.table.write.conform import conform_to_schema
+from icenb.table.write.locations import LocationProvider
+from icenb.table.write.metrics import compute_metrics
+from icenb.table.write.partitioning import partition_and_sort
 
 __all__ = [
     "DELETE_TARGET_FILE_SIZE",
@@ -382,7 +378,7 @@ def write_equality_deletes(
     config = MetricsConfig.from_properties(properties, key_schema)
     ids = tuple(f.field_id for f in fields)
     names = _Names(operation_id, partition_id, task_id)
-    from icenb.table.write.data_files import writer_table
+    from icenb.io.data_files.parquet import writer_table
 
     written: list[str] = []
     out: list[DataFile] = []
