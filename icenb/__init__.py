@@ -11,7 +11,7 @@ from icenb import (
 from icenb._version import __version__
 from icenb.catalog import Catalog, FilesystemCatalog, SqlCatalog, open_catalog
 from icenb.display import get_options, set_options
-from icenb.display.side_by_side import side_by_side
+from icenb.display.kit.side_by_side import side_by_side
 from icenb.table import Scan, Table, View, load_table, register_widget
 from icenb.table import open_location as open  # icenb.open(location): a Table or a View
 from icenb.table.engine import register_engine

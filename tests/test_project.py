@@ -249,3 +249,61 @@ def test_operations_reach_a_table_through_table_operations() -> None:
             if isinstance(node, ast.Attribute) and node.attr in private:
                 found.append(f"{path.relative_to(REPO)}:{node.lineno} .{node.attr}")
     assert not found, "\n".join(found)
+
+
+def _faces() -> set[str]:
+    """The package faces: ``icenb``, each top-level package's ``__init__`` and each top-level
+    module (``icenb.errors``, ``icenb.options``)."""
+    out = {"icenb"}
+    for path in PACKAGE.iterdir():
+        if path.is_dir() and (path / "__init__.py").exists():
+            out.add(f"icenb.{path.name}")
+        elif path.suffix == ".py" and path.stem != "__init__" and not path.stem.startswith("_"):
+            out.add(f"icenb.{path.stem}")
+    return out
+
+
+def test_widgets_import_package_faces_only() -> None:
+    """Issue 16: the widget layer uses what a user could (``icenb.display``, ``icenb.table``,
+    ``icenb.spec``, ``icenb.errors``...), never a module inside another package."""
+    faces = _faces()
+    found = []
+    for module, package, path in _modules():
+        if not module.startswith("icenb.widgets"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            name = _imported(node, package)[0][1]
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [name]
+            found += [f"{path.relative_to(REPO)}:{node.lineno} {n}" for n in names
+                      if n.startswith("icenb") and n not in faces
+                      and not n.startswith("icenb.widgets")]
+    assert not found, "\n".join(found)
+
+
+def _model_modules() -> set[str]:
+    """The stems of every module and package of the model layers (spec, io, catalog, table)."""
+    out: set[str] = set()
+    for layer in ("spec", "io", "catalog", "table"):
+        for path in (PACKAGE / layer).rglob("*.py"):
+            out.add(path.parent.name if path.stem == "__init__" else path.stem)
+    return out
+
+
+def test_display_modules_are_named_after_what_they_draw() -> None:
+    """Issue 16: a display module (or package) is named after the model module it draws,
+    with an optional ``_repr`` suffix (``schema_repr`` draws ``spec/schema.py``); the toolkit
+    they draw with lives in ``display/kit/`` and the registry of renderers beside them."""
+    models = _model_modules()
+    infrastructure = {"__init__", "registry"}
+    found = []
+    for path in sorted((PACKAGE / "display").iterdir()):
+        if path.name in ("kit", "static", "__pycache__"):
+            continue
+        stem = path.stem if path.suffix == ".py" else path.name
+        if path.suffix not in (".py", "") or stem in infrastructure:
+            continue
+        if stem.removesuffix("_repr") not in models:
+            found.append(str(path.relative_to(REPO)))
+    assert not found, "display modules named after no model module:\n" + "\n".join(found)

@@ -6,11 +6,11 @@ Spec: "Scan Planning" (which deletes apply). Draws what :meth:`Table.diff` holds
 
 from __future__ import annotations
 
-from icenb.display import dot as d
-from icenb.display import fmt
-from icenb.display import html as h
-from icenb.display import text as tx
-from icenb.display.graph import Graph
+from icenb.display.kit import dot as d
+from icenb.display.kit import fmt
+from icenb.display.kit import html as h
+from icenb.display.kit import text as tx
+from icenb.display.kit.graph import Graph
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
 from icenb.table.explore.diff import (

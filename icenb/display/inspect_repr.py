@@ -17,9 +17,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from icenb.display import fmt
-from icenb.display import html as h
-from icenb.display import text as tx
+from icenb.display.kit import fmt
+from icenb.display.kit import html as h
+from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
 from icenb.table.explore.inspect import INSPECT_TAG, InspectTables

@@ -13,9 +13,9 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from icenb.display import html as h
-from icenb.display import text as tx
-from icenb.display.fmt import count, cut, file_name, fold, hidden, size
+from icenb.display.kit import html as h
+from icenb.display.kit import text as tx
+from icenb.display.kit.fmt import count, cut, file_name, fold, hidden, size
 from icenb.display.registry import Rendered, register
 from icenb.io.manifest_reader import DecodedManifest
 from icenb.options import get_options

@@ -5,7 +5,7 @@ single-file-commits proposal) and a :class:`~icenb.table.explore.metadata_graph.
 ("root vs manifest list"). Only what the objects hold is drawn; nothing is read here.
 
 The comparison is two graphs side by side (``html.columns``), not one DOT with two clusters:
-each side stays a :class:`~icenb.display.graph.Graph` of its own (saveable, readable alone),
+each side stays a :class:`~icenb.display.kit.graph.Graph` of its own (saveable, readable alone),
 Graphviz does not stretch one side to align ranks with the other, and on a narrow notebook the
 columns wrap instead of shrinking one wide picture.
 """
@@ -15,10 +15,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from icenb.display import html as h
-from icenb.display import text as tx
-from icenb.display.dot import PALETTE, Dot, quote
-from icenb.display.fmt import (
+from icenb.display.kit import html as h
+from icenb.display.kit import text as tx
+from icenb.display.kit.dot import PALETTE, Dot, quote
+from icenb.display.kit.fmt import (
     count,
     cut,
     file_name,
@@ -31,7 +31,7 @@ from icenb.display.fmt import (
     size,
     timestamp,
 )
-from icenb.display.graph import Graph
+from icenb.display.kit.graph import Graph
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
 from icenb.table.explore.metadata_graph import (

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from icenb.display import html as h
-from icenb.display.dot import Cell, Dot, table_label
-from icenb.display.fmt import (
+from icenb.display.kit import html as h
+from icenb.display.kit.dot import Cell, Dot, table_label
+from icenb.display.kit.fmt import (
     count,
     file_name,
     first,
@@ -26,7 +26,7 @@ from icenb.display.fmt import (
     short_path,
     size,
 )
-from icenb.display.graph import Graph
+from icenb.display.kit.graph import Graph
 from icenb.display.manifest_repr import content_word, partition_text, status_badge
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
@@ -398,7 +398,8 @@ def metadata_tree_text(tree: MetadataTree) -> str:
 
 
 def metadata_tree_figure(tree: MetadataTree) -> Graph:
-    """The tree as a :class:`~icenb.display.graph.Graph` (SVG in notebooks, ``.dot``, ``.text``)."""
+    """The tree as a :class:`~icenb.display.kit.graph.Graph` (SVG in notebooks, ``.dot``,
+    ``.text``)."""
     view = _view(tree)
     title = (f"snapshot {tree.snapshot.snapshot_id}" if tree.snapshot is not None
              else "no snapshot")

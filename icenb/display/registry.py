@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from icenb.display import html as h
-from icenb.display.fmt import cut
+from icenb.display.kit import html as h
+from icenb.display.kit.fmt import cut
 
 
 @dataclass(frozen=True)

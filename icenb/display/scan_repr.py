@@ -13,9 +13,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icenb.display import fmt
-from icenb.display import html as h
-from icenb.display import text as tx
+from icenb.display.kit import fmt
+from icenb.display.kit import html as h
+from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register, render
 from icenb.display.table_repr import folded_table
 from icenb.options import get_options

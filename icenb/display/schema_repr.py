@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from icenb.display import fmt
-from icenb.display import html as h
-from icenb.display import text as tx
+from icenb.display.kit import fmt
+from icenb.display.kit import html as h
+from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
 from icenb.spec.partition_spec import PartitionField, PartitionSpec

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from icenb.display import fmt
-from icenb.display import html as h
-from icenb.display import text as tx
+from icenb.display.kit import fmt
+from icenb.display.kit import html as h
+from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register, render
 from icenb.display.schema_repr import fold_html, fold_text, sort_order_fragment, spec_fragment
 from icenb.errors import IcebergError

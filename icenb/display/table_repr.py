@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 from icenb.catalog.base import Catalog
 from icenb.catalog.filesystem import FilesystemCatalog
 from icenb.catalog.sql import SqlCatalog
-from icenb.display import fmt
-from icenb.display import html as h
-from icenb.display import text as tx
+from icenb.display.kit import fmt
+from icenb.display.kit import html as h
+from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register, render
 from icenb.options import get_options
 from icenb.spec.schema import Schema

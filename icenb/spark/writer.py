@@ -19,7 +19,7 @@ writer), and anything else configures the FileIO (``s3.endpoint``, ...).
 Modes: ``append``; ``overwrite`` replaces, in one ``overwrite`` snapshot,
 - with ``partitionOverwriteMode=dynamic`` (Spark's option name; the session setting
   ``spark.sql.sources.partitionOverwriteMode`` does not reach a Python data source): every
-  partition the DataFrame has rows for (:class:`~icenb.table.commit.merging.ReplacePartitions`,
+  partition the DataFrame has rows for (:class:`~icenb.table.commit.overwrite.ReplacePartitions`,
   as Iceberg's Spark ``overwritePartitions``);
 - otherwise (``static``): the rows matching ``overwrite-filter`` (an icenb filter string; the
   files holding them are rewritten without them on the driver, copy-on-write), or every row
@@ -212,7 +212,7 @@ def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loaded
     rows all match and rewrites the partly matching ones here, on the driver."""
     from icenb.spec.expressions import ALWAYS_TRUE
     from icenb.table.commit import new_producer
-    from icenb.table.commit.merging import OverwriteFiles
+    from icenb.table.commit.overwrite import OverwriteFiles
     from icenb.table.row_level.copy_on_write import plan_copy_on_write, replace_matching_rows
 
     md = base.metadata
@@ -222,7 +222,7 @@ def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loaded
         append.add_files(files)
         return append
     if overwrite.dynamic:  # no conflict validation, re-applied on retries
-        dynamic = new_producer("replace-partitions", catalog, identifier, io, md, branch=branch,
+        dynamic = new_producer("replace_partitions", catalog, identifier, io, md, branch=branch,
                            snapshot_properties=snapshot_properties, commit_uuid=operation_id)
         dynamic.check_branch(md)
         dynamic.add_files(files)

@@ -20,13 +20,17 @@ from typing import Any
 import ipywidgets as w
 import pyarrow as pa
 
-from icenb.display import get_options, render
+from icenb.display import (
+    fold_members,
+    get_options,
+    metadata_tree_figure,
+    render,
+    snapshot_strip,
+    snapshot_tree,
+)
 from icenb.display import html as h
-from icenb.display.metadata_tree import metadata_tree_figure
-from icenb.display.snapshot_tree import fold_members, snapshot_tree
-from icenb.display.timeline import snapshot_strip
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
-from icenb.spec.snapshot import (
+from icenb.spec import (
     ADDED_DATA_FILES,
     ADDED_DELETE_FILES,
     ADDED_EQ_DELETES,

@@ -13,8 +13,7 @@ import ipywidgets as w
 import pyarrow as pa
 
 from icenb.display import html as h
-from icenb.display import render
-from icenb.display.timeline import view_version_timeline
+from icenb.display import render, view_version_timeline
 from icenb.errors import NotFound, ValidationError
 from icenb.table import View
 from icenb.widgets.graph_view import GraphView

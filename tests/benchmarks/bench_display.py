@@ -13,7 +13,7 @@ main by default).
 
 For each display call: *cold* = the first call in the process, *warm* = median of 5 more;
 sizes of ``text/html`` and ``text/plain``. Graphs are rendered to SVG by
-``icenb.display.render`` (cached by DOT text: warm repeats of a graph hit that cache); the
+``icenb.display.kit.render`` (cached by DOT text: warm repeats of a graph hit that cache); the
 renderer's first-use cost (e.g. compiling the Graphviz wasm module) is measured first on a
 tiny graph, so the cold figures below do not include it. Context: ``icenb.open`` of the same
 metadata, and PyIceberg 0.12 (no rich reprs) ``StaticTable.from_metadata`` + ``repr(table)``.
@@ -276,7 +276,7 @@ def _fmt(v: float | int | None, spec: str) -> str:
 
 def run(keep: Path | None = None) -> list[Row]:
     # icenb.display re-exports a function named render: take the module itself.
-    rnd = importlib.import_module("icenb.display.render")
+    rnd = importlib.import_module("icenb.display.kit.render")
 
     directory = keep if keep is not None else Path(tempfile.mkdtemp(prefix="icenb-bench-display-"))
     try:

@@ -10,12 +10,12 @@ import pytest
 
 import icenb
 from icenb.display import Graph, Rendered, mimebundle, register, render, reset_options
-from icenb.display import html as h
-from icenb.display import text as tx
-from icenb.display.dot import Cell, Dot, quote, table_label
-from icenb.display.fmt import fold, size, timestamp
+from icenb.display.kit import html as h
+from icenb.display.kit import text as tx
+from icenb.display.kit.dot import Cell, Dot, quote, table_label
+from icenb.display.kit.fmt import fold, size, timestamp
+from icenb.display.kit.render import render_svg
 from icenb.display.registry import install
-from icenb.display.render import render_svg
 from icenb.errors import ValidationError
 
 

@@ -13,7 +13,7 @@ import pytest
 import icenb
 from icenb.display import mimebundle, render, reset_options
 from icenb.display.diff import diff_graph, summary
-from icenb.display.fmt import file_name
+from icenb.display.kit.fmt import file_name
 from icenb.table import Table
 
 WEIRD = '<b>&"x"'

@@ -13,7 +13,7 @@ import pytest
 
 import icenb
 from icenb.display import mimebundle, render, reset_options
-from icenb.display.evolution import schema_graph, spec_graph
+from icenb.display.evolution_history import schema_graph, spec_graph
 from icenb.spec.table_metadata import table_metadata_from_json, to_json_string
 from icenb.table import Table
 from icenb.table.explore.evolution_history import SchemaHistory, schema_history, spec_history

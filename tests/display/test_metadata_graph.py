@@ -14,7 +14,7 @@ import pytest
 
 import icenb
 from icenb.display import mimebundle, render, reset_options
-from icenb.display.fmt import file_name
+from icenb.display.kit.fmt import file_name
 from icenb.display.metadata_graph import (
     V4_CAPTION,
     _record_text,

@@ -11,7 +11,7 @@ import pytest
 
 import icenb
 from icenb.display import mimebundle, reset_options
-from icenb.display.snapshot_tree import snapshot_tree, summary_counts
+from icenb.display.history.tree import snapshot_tree, summary_counts
 from icenb.spec.table_metadata import table_metadata_from_json, table_metadata_to_json
 from icenb.table import Table
 from icenb.table.explore.history import Snapshots

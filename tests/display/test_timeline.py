@@ -11,12 +11,12 @@ import pytest
 
 import icenb
 from icenb.display import mimebundle, reset_options
-from icenb.display.fmt import file_name, timestamp
-from icenb.display.timeline import (
+from icenb.display.history.timeline import (
     metadata_log_timeline,
     snapshot_log_timeline,
     view_version_timeline,
 )
+from icenb.display.kit.fmt import file_name, timestamp
 from icenb.spec.table_metadata import table_metadata_from_json
 from icenb.spec.view_metadata import ViewMetadata, view_metadata_from_json
 from icenb.table.explore.history import SnapshotLog, ViewVersionLog, view_version_log

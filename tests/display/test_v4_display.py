@@ -24,7 +24,7 @@ from icenb.io.root_manifest import (
 from icenb.spec.content_entry import ContentEntry, ContentType, DeletionVectorRef
 from icenb.spec.manifest import EntryStatus, FileFormat
 from icenb.table.explore.metadata_graph import v4_layout
-from tests.table.test_v4_graph import _data, _leaf, _rows, _table
+from tests.table.explore.test_v4_graph import _data, _leaf, _rows, _table
 
 EVIL = '<b>&"x"'
 

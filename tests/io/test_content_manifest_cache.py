@@ -21,7 +21,7 @@ from icenb.spec.content_entry import ContentType
 from icenb.spec.manifest import DataFile, FileFormat
 from icenb.table.commit.producer import commit_snapshot
 from icenb.table.commit.v4_append import V4Append
-from icenb.table.commit.v4_remove import V4Overwrite
+from icenb.table.commit.v4_overwrite import V4Overwrite
 from icenb.table.table import Table
 
 
@@ -79,17 +79,17 @@ def test_decoded_manifests_are_reused_only_for_the_same_bytes(tmp_path: Path) ->
 
 
 def _leaf_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    import icenb.table.commit.v4_remove as v4_remove
+    import icenb.table.commit.v4_overwrite as v4_overwrite
 
     seen: list[str] = []
-    real = v4_remove.read_leaves
+    real = v4_overwrite.read_leaves
 
     def counting(io, root, **kw):  # type: ignore[no-untyped-def]
         leaves = real(io, root, **kw)
         seen.extend(leaf.root_entry.location for leaf in leaves)
         return leaves
 
-    monkeypatch.setattr(v4_remove, "read_leaves", counting)
+    monkeypatch.setattr(v4_overwrite, "read_leaves", counting)
     return seen
 
 

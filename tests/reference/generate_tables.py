@@ -988,7 +988,7 @@ class Generator:
             row_delta.addDeletes(writer.toDeleteFile())
         row_delta.commit()
         self.sql(f"INSERT INTO ref.{NS}.{name} VALUES (20000000000, 'a', 'spark')")
-        return ["java-api", "equality-deletes", "row-delta", "identifier-fields"]
+        return ["java-api", "equality-deletes", "row_delta", "identifier-fields"]
 
     # ------------------------------------------------------ data file formats
     def formats(self, file_format: str) -> Callable[[str], list[str]]:

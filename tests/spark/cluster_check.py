@@ -31,7 +31,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 import icenb
 from icenb.spark import IcenbDataSource, IcenbReader, get_spark, to_spark_arrow
 from icenb.table import Scan
-from tests.table.test_task_reader import _icenb_rows
+from tests.table.scan.test_task_reader import _icenb_rows
 
 TABLES_ALL_SNAPSHOTS = ("db.v2_merge_on_read",)
 TABLES_CURRENT = ("db.v3_deletion_vectors", "db.java_v2_equality_deletes",

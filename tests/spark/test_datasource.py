@@ -31,7 +31,7 @@ from icenb.spec.manifest import DataFile, FileScanTask
 from icenb.table import Scan, Table
 from tests.reference_fixtures import JavaTables
 from tests.spark.conftest import USER_TIME_ZONE
-from tests.table.test_task_reader import _icenb_rows, run_java_read
+from tests.table.scan.test_task_reader import _icenb_rows, run_java_read
 
 # Tables compared with Java for every snapshot: each kind of delete, schema evolution, all types.
 SPARK_COMPARED = (

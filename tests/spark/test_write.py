@@ -33,7 +33,7 @@ from icenb.spec.table_updates import new_table_metadata
 from icenb.table import Table
 from icenb.table.warehouse import parse_schema
 from tests.spark.cluster_check import _java_ancestor
-from tests.table.test_append import DDL, normalized, rows
+from tests.table.commit.test_append import DDL, normalized, rows
 
 PARTITION_BY = ["day(ts)", "bucket(4, id)"]
 # {partition:05d}-{task attempt id}-{operation id}-{n:05d}.parquet

@@ -14,7 +14,7 @@ import pytest
 
 import icenb
 from icenb.spark.writer import WriteTarget, write_task
-from tests.table.test_append import DDL, normalized, rows
+from tests.table.commit.test_append import DDL, normalized, rows
 
 BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
 

@@ -1,7 +1,7 @@
 """Metrics modes from table properties (``write.metadata.metrics.*``), as Java's MetricsConfig.
 
 Agreement with Iceberg Java for whole tables (defaults, overrides, sort-order promotion, the
-inferred-column limit) is checked in tests/table/test_data_writer.py, in that module's JVM.
+inferred-column limit) is checked in tests/table/write/test_data_writer.py, in that module's JVM.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pyarrow as pa
 from icenb.table import Table
 from tests.reference.java_read import normalize
 from tests.reference_fixtures import run_reference_batch
-from tests.table.test_inspect import compare
+from tests.table.explore.test_inspect import compare
 
 T = TypeVar("T")
 

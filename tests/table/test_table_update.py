@@ -18,7 +18,7 @@ from icenb.spec.schema_update import SchemaUpdate
 from icenb.table import Table
 from icenb.table.warehouse import Warehouse
 from tests.reference_fixtures import run_reference_batch
-from tests.table.test_append import _files, normalized
+from tests.table.commit.test_append import _files, normalized
 
 D1, D2, D3, D4 = (dt.date(2024, 1, k) for k in range(1, 5))
 

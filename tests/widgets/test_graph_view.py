@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 
 import icenb
-from icenb.display.snapshot_tree import snapshot_tree
+from icenb.display.history.tree import snapshot_tree
 from icenb.widgets import GraphView
 from tests.widgets.conftest import History
 

@@ -20,17 +20,13 @@ from icenb.errors import ValidationError
 from icenb.io.file_io import FileIO
 from icenb.spec.snapshot import MAIN_BRANCH
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.commit.merging import (
-    DeleteFiles,
-    MergeAppend,
-    OverwriteFiles,
-    ReplacePartitions,
-    RowDelta,
-    merge_enabled,
-)
+from icenb.table.commit.append import MergeAppend
+from icenb.table.commit.merging import merge_enabled
+from icenb.table.commit.overwrite import DeleteFiles, OverwriteFiles, ReplacePartitions
 from icenb.table.commit.producer import FastAppend, SnapshotProducer
+from icenb.table.commit.row_delta import RowDelta
 from icenb.table.commit.v4_append import V4Append
-from icenb.table.commit.v4_remove import V4Overwrite
+from icenb.table.commit.v4_overwrite import V4Overwrite
 from icenb.table.commit.v4_replace_partitions import V4ReplacePartitions
 from icenb.table.commit.v4_row_delta import V4RowDelta
 
@@ -48,12 +44,12 @@ class ProducerKind(str, enum.Enum):
 
     APPEND = "append"
     OVERWRITE = "overwrite"
-    REPLACE_PARTITIONS = "replace-partitions"
-    ROW_DELTA = "row-delta"
+    REPLACE_PARTITIONS = "replace_partitions"
+    ROW_DELTA = "row_delta"
     DELETE = "delete"
 
 
-Kind = ProducerKind | Literal["append", "overwrite", "replace-partitions", "row-delta",
+Kind = ProducerKind | Literal["append", "overwrite", "replace_partitions", "row_delta",
                                "delete"]
 
 
@@ -68,13 +64,13 @@ def new_producer(kind: Literal[ProducerKind.OVERWRITE, "overwrite"], catalog: Ca
                  branch: str = ..., snapshot_properties: Mapping[str, str] | None = ...,
                  commit_uuid: str | None = ...) -> OverwriteFiles | V4Overwrite: ...
 @overload
-def new_producer(kind: Literal[ProducerKind.REPLACE_PARTITIONS, "replace-partitions"],
+def new_producer(kind: Literal[ProducerKind.REPLACE_PARTITIONS, "replace_partitions"],
                  catalog: Catalog, identifier: Identifier, io: FileIO,
                  metadata: TableMetadata, *, branch: str = ...,
                  snapshot_properties: Mapping[str, str] | None = ...,
                  commit_uuid: str | None = ...) -> ReplacePartitions | V4ReplacePartitions: ...
 @overload
-def new_producer(kind: Literal[ProducerKind.ROW_DELTA, "row-delta"], catalog: Catalog,
+def new_producer(kind: Literal[ProducerKind.ROW_DELTA, "row_delta"], catalog: Catalog,
                  identifier: Identifier, io: FileIO, metadata: TableMetadata, *,
                  branch: str = ..., snapshot_properties: Mapping[str, str] | None = ...,
                  commit_uuid: str | None = ...) -> RowDelta | V4RowDelta: ...
@@ -105,8 +101,8 @@ def new_producer(kind: Kind, catalog: Catalog, identifier: Identifier, io: FileI
     append                ``MergeAppend`` (``FastAppend`` when      ``V4Append``
                           ``commit.manifest-merge.enabled=false``)
     overwrite             ``OverwriteFiles``                       ``V4Overwrite``
-    replace-partitions    ``ReplacePartitions``                    ``V4ReplacePartitions``
-    row-delta             ``RowDelta``                             ``V4RowDelta``
+    replace_partitions    ``ReplacePartitions``                    ``V4ReplacePartitions``
+    row_delta             ``RowDelta``                             ``V4RowDelta``
     delete                ``DeleteFiles``                          ``V4Overwrite``
     ====================  =======================================  ========================
     """

@@ -18,7 +18,7 @@ Resolution and Retry". Behaviour and checks follow Iceberg Java 1.10's ``ManageS
   (any operation); otherwise it re-adds the data files an ``append`` added, as a new ``append``
   snapshot (merging manifests per ``commit.manifest-merge.enabled``, as Java's merging
   ``CherryPickOperation``), or re-applies a dynamic partition overwrite
-  (``replace-partitions=true``) as a :class:`~icenb.table.commit.merging.ReplacePartitions`
+  (``replace-partitions=true``) as a :class:`~icenb.table.commit.overwrite.ReplacePartitions`
   whose parent must be an ancestor of the branch and whose partitions must not have changed
   since; the new snapshot's summary has ``source-snapshot-id`` (and ``published-wap-id`` for
   a ``wap.id``). On an EXPERIMENTAL v4 table the picked append is re-applied as a
@@ -74,12 +74,10 @@ from icenb.spec.table_updates import (
     SetSnapshotRef,
     TableUpdate,
 )
-from icenb.table.commit.merging import (
-    MergeAppend,
-    ReplacePartitions,
-    merge_enabled,
-)
+from icenb.table.commit.append import MergeAppend
+from icenb.table.commit.merging import merge_enabled
 from icenb.table.commit.metadata_change import MetadataChange, commit_change, uuid_requirement
+from icenb.table.commit.overwrite import ReplacePartitions
 from icenb.table.commit.producer import (
     Attempt,
     FastAppend,

@@ -1,6 +1,7 @@
-"""Snapshot producers that remove files and merge manifests (Iceberg Java 1.10's
-``MergingSnapshotProducer`` family): merge append, delete, overwrite, dynamic partition
-overwrite and row delta.
+"""The base of the v1-v3 snapshot producers that remove files and merge manifests (Iceberg Java
+1.10's ``MergingSnapshotProducer``); the operations are :mod:`.append` (merge append),
+:mod:`.overwrite` (delete, overwrite, dynamic partition overwrite) and :mod:`.row_delta`, their
+conflict checks :mod:`.validation`.
 
 Spec sections: "Manifests" (entry status; EXISTING and DELETED entries carry explicit sequence
 numbers), "Sequence Numbers", "Row Lineage" (first row ids of existing files kept), "Scan
@@ -36,9 +37,7 @@ from icenb.catalog import Catalog, Identifier, LoadedTable
 from icenb.errors import CommitConflict, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
-from icenb.spec.evaluators import row_evaluator
-from icenb.spec.expression_parser import parse
-from icenb.spec.expressions import AlwaysFalse, AlwaysTrue, Expression, bind, or_
+from icenb.spec.expressions import AlwaysTrue, Expression, or_
 from icenb.spec.manifest import (
     DataFile,
     EntryStatus,
@@ -47,9 +46,7 @@ from icenb.spec.manifest import (
     ManifestEntry,
     ManifestFile,
 )
-from icenb.spec.metrics_evaluator import FileMetrics, inclusive_match, strict_match
 from icenb.spec.partition_spec import PartitionSpec
-from icenb.spec.projection import project_inclusive_bound, project_strict_bound
 from icenb.spec.properties import (
     MANIFEST_MERGE_ENABLED,
     MANIFEST_MIN_MERGE_COUNT,
@@ -57,7 +54,6 @@ from icenb.spec.properties import (
     bool_property,
     int_property,
 )
-from icenb.spec.schema import Schema
 from icenb.spec.snapshot import (
     ADDED_DATA_FILES,
     ADDED_DELETE_FILES,
@@ -79,14 +75,12 @@ from icenb.spec.snapshot import (
     REMOVED_FILE_SIZE,
     REMOVED_POS_DELETE_FILES,
     REMOVED_POS_DELETES,
-    REPLACE_PARTITIONS,
     TOTAL_DATA_FILES,
     TOTAL_DELETE_FILES,
     TOTAL_EQ_DELETES,
     TOTAL_FILE_SIZE,
     TOTAL_POS_DELETES,
     TOTAL_RECORDS,
-    Operation,
     Snapshot,
 )
 from icenb.spec.table_metadata import TableMetadata
@@ -94,18 +88,21 @@ from icenb.table.commit.producer import (
     SnapshotProducer,
     add_totals,
 )
+from icenb.table.commit.validation import (
+    ADDED_DATA_OPS,
+    DELETED_DATA_OPS,
+    NEW_DELETE_OPS,
+    FileFilter,
+    as_expression,
+)
 from icenb.table.scan.planning import content_files_of
 
 __all__ = [
-    "DeleteFiles",
-    "IsolationLevel",
-    "MergeAppend",
     "MergingSnapshotProducer",
-    "OverwriteFiles",
-    "ReplacePartitions",
-    "RowDelta",
-    "isolation_level",
+    "SummaryCounts",
     "merge_enabled",
+    "pack_end",
+    "read_entries",
 ]
 
 # Table properties (names and defaults of Java's TableProperties).
@@ -114,101 +111,10 @@ _DEFAULT_TARGET_SIZE = 8 * 1024 * 1024
 
 # Summary keys (Java's SnapshotSummary).
 
-# Operations whose snapshots each validation looks at (Java's MergingSnapshotProducer).
-ADDED_DATA_OPS = frozenset({"append", "overwrite"})
-DELETED_DATA_OPS = frozenset({"overwrite", "replace", "delete"})
-NEW_DELETE_OPS = frozenset({"overwrite", "delete"})
-
-
-class IsolationLevel:
-    """Write isolation levels (Java's ``IsolationLevel``)."""
-
-    SERIALIZABLE = "serializable"
-    SNAPSHOT = "snapshot"
-
-
-def isolation_level(properties: Mapping[str, str], operation: str) -> str:
-    """``write.<delete|update|merge>.isolation-level`` (default serializable)."""
-    key = f"write.{operation}.isolation-level"
-    raw = str(properties.get(key, IsolationLevel.SERIALIZABLE)).strip().lower()
-    if raw not in (IsolationLevel.SERIALIZABLE, IsolationLevel.SNAPSHOT):
-        raise ValidationError("isolation level must be serializable or snapshot", field=key,
-                              value=raw)
-    return raw
-
 
 def merge_enabled(properties: Mapping[str, str]) -> bool:
     """``commit.manifest-merge.enabled`` (default true)."""
     return bool_property(properties, MANIFEST_MERGE_ENABLED, True, strict=True)
-
-
-def as_expression(expr: str | Expression, field: str) -> Expression:
-    if isinstance(expr, str):
-        return parse(expr)
-    if isinstance(expr, Expression):
-        return expr
-    raise ValidationError("a filter must be a string or an Expression", field=field,
-                          value=type(expr).__name__)
-
-
-# --------------------------------------------------------------------------- file matching
-
-
-class FileFilter:
-    """A row filter evaluated on files: may rows match (inclusive partition projection and
-    metrics), must every row match (strict projection or strict metrics)? As Java's
-    ``ManifestFilterManager`` evaluator."""
-
-    def __init__(self, expr: Expression, schema: Schema, specs: Mapping[int, PartitionSpec],
-                 case_sensitive: bool) -> None:
-        self.expr = expr
-        self.schema = schema
-        self.bound = bind(expr, schema, case_sensitive)
-        self._specs = specs
-        self._case_sensitive = case_sensitive
-        self._by_spec: dict[int, tuple[Callable[[Any], bool], Callable[[Any], bool]]] = {}
-
-    def _spec_tests(self, spec_id: int) -> tuple[Callable[[Any], bool], Callable[[Any], bool]]:
-        tests = self._by_spec.get(spec_id)
-        if tests is None:
-            spec = self._specs[spec_id]
-            inclusive = row_evaluator(project_inclusive_bound(spec, self.schema, self.expr,
-                                                              self._case_sensitive))
-            strict = row_evaluator(project_strict_bound(spec, self.schema, self.expr,
-                                                        self._case_sensitive))
-            tests = (inclusive, strict)
-            self._by_spec[spec_id] = tests
-        return tests
-
-    def _partition(self, f: DataFile) -> dict[int, Any]:
-        spec = self._specs[f.spec_id]
-        return {pf.field_id: v for pf, v in zip(spec.fields, f.partition, strict=False)}
-
-    def _metrics(self, f: DataFile) -> FileMetrics:
-        return FileMetrics.from_serialized(self.schema, f.record_count, f.value_counts,
-                                           f.null_value_counts, f.nan_value_counts,
-                                           f.lower_bounds, f.upper_bounds)
-
-    def partition_might_match(self, f: DataFile) -> bool:
-        return self._spec_tests(f.spec_id)[0](self._partition(f))
-
-    def might_match(self, f: DataFile) -> bool:
-        if isinstance(self.bound, AlwaysTrue):
-            return True
-        if isinstance(self.bound, AlwaysFalse):
-            return False
-        if not self.partition_might_match(f):
-            return False
-        return f.content != FileContent.DATA or inclusive_match(self.bound, self._metrics(f))
-
-    def must_match(self, f: DataFile) -> bool:
-        if isinstance(self.bound, AlwaysTrue):
-            return True
-        if isinstance(self.bound, AlwaysFalse):
-            return False
-        if self._spec_tests(f.spec_id)[1](self._partition(f)):
-            return True
-        return f.content == FileContent.DATA and strict_match(self.bound, self._metrics(f))
 
 
 # --------------------------------------------------------------------------- reading entries
@@ -852,238 +758,3 @@ class MergingSnapshotProducer(SnapshotProducer):
         committed = super().commit(base)
         self._delete([p for p in self._manifests_written if p not in self._used])
         return committed
-
-
-# --------------------------------------------------------------------------- operations
-
-
-class MergeAppend(MergingSnapshotProducer):
-    """Append data files, merging manifests (Java's ``MergeAppend``: operation ``append``)."""
-
-    def operation(self) -> str:
-        return str(Operation.APPEND)
-
-    def write(self, data: Any, metadata: TableMetadata) -> list[DataFile]:
-        """Write and add ``data`` (as :meth:`FastAppend.write`)."""
-        return self.write_data(data, metadata)
-
-    def add_files(self, files: Iterable[DataFile]) -> None:
-        """Add data files written elsewhere."""
-        self._add_data(files)
-
-    @property
-    def files(self) -> tuple[DataFile, ...]:
-        return tuple(self._added_data)
-
-
-class DeleteFiles(MergingSnapshotProducer):
-    """Remove whole data files (Java's ``StreamingDelete``: operation ``delete``)."""
-
-    def operation(self) -> str:
-        return str(Operation.DELETE)
-
-    def delete_file(self, file: DataFile) -> DeleteFiles:
-        self._remove(file)
-        return self
-
-    def delete_by_path(self, path: str) -> DeleteFiles:
-        self._remove(path)
-        return self
-
-    def delete_from_row_filter(self, expr: str | Expression) -> DeleteFiles:
-        """Remove every file whose rows all match; a data file where only some rows may match
-        raises ``ValidationError`` (whole files only, as Java)."""
-        self._delete_rows_matching(expr)
-        return self
-
-
-class OverwriteFiles(MergingSnapshotProducer):
-    """Add and remove data files in one ``overwrite`` snapshot (Java's ``BaseOverwriteFiles``)
-    with optional conflict validation."""
-
-    def operation(self) -> str:
-        return str(Operation.OVERWRITE)
-
-    def add_file(self, file: DataFile) -> OverwriteFiles:
-        self._add_data([file])
-        return self
-
-    def add_files(self, files: Iterable[DataFile]) -> OverwriteFiles:
-        self._add_data(files)
-        return self
-
-    def delete_file(self, file: DataFile | str) -> OverwriteFiles:
-        self._remove(file)
-        return self
-
-    def overwrite_by_row_filter(self, expr: str | Expression) -> OverwriteFiles:
-        self._delete_rows_matching(expr)
-        return self
-
-
-class ReplacePartitions(MergingSnapshotProducer):
-    """Dynamic partition overwrite: the partitions of the added files are replaced (Java's
-    ``BaseReplacePartitions``: operation ``overwrite``, summary ``replace-partitions=true``);
-    an unpartitioned table is replaced whole."""
-
-    def operation(self) -> str:
-        return str(Operation.OVERWRITE)
-
-    def add_file(self, file: DataFile) -> ReplacePartitions:
-        self._add_data([file])
-        return self
-
-    def add_files(self, files: Iterable[DataFile]) -> ReplacePartitions:
-        self._add_data(files)
-        return self
-
-    def validate_no_conflicting_data(self) -> ReplacePartitions:
-        self._validate_data = True
-        return self
-
-    def validate_no_conflicting_deletes(self) -> ReplacePartitions:
-        self._validate_deletes = True
-        return self
-
-    def _extra_summary(self) -> dict[str, str]:
-        return {REPLACE_PARTITIONS: "true"}
-
-    def _manifests(self, base: TableMetadata, parent: Snapshot | None) -> list[ManifestFile]:
-        self._drop_partitions = set()
-        self._row_filter = None
-        if base.spec.is_unpartitioned:
-            self._row_filter = AlwaysTrue()
-        else:
-            for f in self._added_data:
-                spec = self._spec(base, f.spec_id)
-                if spec.is_unpartitioned:
-                    self._row_filter = AlwaysTrue()
-                self._drop_partitions.add((f.spec_id, f.partition))
-        return super()._manifests(base, parent)
-
-    def _validate(self, base: TableMetadata, parent: Snapshot | None,
-                  removed_data: Sequence[DataFile]) -> None:
-        if parent is None:
-            return
-        whole = self._row_filter is not None
-        if self._validate_data:
-            if whole:
-                self._validate_added_data_files(base, parent, None)
-            else:
-                self._check_partitions(base, parent, ADDED_DATA_OPS, ManifestContent.DATA,
-                                       EntryStatus.ADDED, "added data")
-        if self._validate_deletes:
-            if whole:
-                self._validate_deleted_data_files(base, parent, None)
-                self._validate_no_new_delete_files(base, parent, None)
-            else:
-                self._check_partitions(base, parent, DELETED_DATA_OPS, ManifestContent.DATA,
-                                       EntryStatus.DELETED, "deleted data")
-                self._check_partitions(base, parent, NEW_DELETE_OPS, ManifestContent.DELETES,
-                                       EntryStatus.ADDED, "added delete")
-
-    def _check_partitions(self, base: TableMetadata, parent: Snapshot | None,
-                          ops: frozenset[str], content: ManifestContent, status: EntryStatus,
-                          what: str) -> None:
-        for snap, f in self._new_entries(base, parent, ops, content, status):
-            if (f.spec_id, f.partition) in self._drop_partitions:
-                raise CommitConflict(
-                    f"found a conflicting {what} file in a replaced partition (snapshot "
-                    f"{snap.snapshot_id})", file=f.file_path,
-                    field="validate_no_conflicting_data", value=f.partition)
-
-
-class RowDelta(MergingSnapshotProducer):
-    """Add data rows and delete files, remove delete files (Java's ``BaseRowDelta``):
-    operation ``append`` for rows only, ``delete`` for deletes only, else ``overwrite``."""
-
-    def operation(self) -> str:
-        if self._added_data and not self._added_deletes:
-            return str(Operation.APPEND)
-        if self._added_deletes and not self._added_data:
-            return str(Operation.DELETE)
-        if not self._added_data and not self._added_deletes:
-            return str(Operation.DELETE if self._remove_paths else Operation.APPEND)
-        return str(Operation.OVERWRITE)
-
-    def add_rows(self, files: Iterable[DataFile]) -> RowDelta:
-        self._add_data(files)
-        return self
-
-    def add_deletes(self, files: Iterable[DataFile]) -> RowDelta:
-        self._add_delete_files(files)
-        return self
-
-    def remove_deletes(self, files: Iterable[DataFile]) -> RowDelta:
-        """Remove delete files (e.g. DVs or file-scoped position deletes merged into a new
-        DV)."""
-        for f in files:
-            if not isinstance(f, DataFile) or f.content == FileContent.DATA:
-                raise ValidationError("remove_deletes takes delete files", field="content",
-                                      file=getattr(f, "file_path", None))
-            self._remove(f)
-        return self
-
-    def validate_from_snapshot(self, snapshot_id: int | None) -> RowDelta:
-        super().validate_from_snapshot(snapshot_id)
-        return self
-
-    def conflict_detection_filter(self, expr: str | Expression) -> RowDelta:
-        super().conflict_detection_filter(expr)
-        return self
-
-    def validate_data_files_exist(self, paths: Iterable[str]) -> RowDelta:
-        """Data files the new deletes reference must still be live at commit, else
-        ``CommitConflict``."""
-        for p in paths:
-            if not isinstance(p, str):
-                raise ValidationError("paths must be strings", field="paths", value=p)
-            self._referenced_data_files.add(p)
-        return self
-
-    def validate_no_conflicting_data_files(self) -> RowDelta:
-        self._validate_data = True
-        return self
-
-    def validate_no_conflicting_delete_files(self) -> RowDelta:
-        self._validate_deletes = True
-        return self
-
-    def _validate(self, base: TableMetadata, parent: Snapshot | None,
-                  removed_data: Sequence[DataFile]) -> None:
-        if parent is None:
-            if self._referenced_data_files:
-                raise CommitConflict("data files referenced by the new deletes are not in "
-                                     "the table", file=sorted(self._referenced_data_files)[0],
-                                     field="validate_data_files_exist")
-            return
-        if self._referenced_data_files:
-            self._check_live(base, parent)
-        if self._validate_data:
-            self._validate_added_data_files(base, parent, self._conflict_filter)
-        if self._validate_deletes:
-            self._validate_no_new_delete_files(base, parent, self._conflict_filter)
-        self._validate_added_dvs(base, parent)
-
-    def _check_live(self, base: TableMetadata, parent: Snapshot) -> None:
-        """The data files the new deletes reference are still in the table: none was deleted
-        by a snapshot since the starting one (Java's ``validateDataFilesExist``; nothing to
-        read when no commit came in between). Without a starting snapshot, the parent's live
-        files are checked."""
-        if self._starting_snapshot_id is not None:
-            gone = {f.file_path for _, f in self._new_entries(
-                base, parent, DELETED_DATA_OPS, ManifestContent.DATA, EntryStatus.DELETED)}
-            missing = sorted(self._referenced_data_files & gone)
-        else:
-            live: set[str] = set()
-            for m in read_manifest_list(self._io, parent, base.format_version):
-                if m.content == ManifestContent.DATA and (m.has_added_files()
-                                                          or m.has_existing_files()):
-                    live.update(e.data_file.file_path for e in read_entries(self._io, m, base)
-                                if e.is_live)
-            missing = sorted(self._referenced_data_files - live)
-        if missing:
-            raise CommitConflict("data files referenced by the new deletes are no longer in "
-                                 "the table (removed concurrently)", file=missing[0],
-                                 field="validate_data_files_exist", value=len(missing))
-

@@ -1,10 +1,10 @@
 """EXPERIMENTAL format-version 4 dynamic partition overwrite (docs/v4-layout.md §20).
 
-v3's :class:`~icenb.table.commit.merging.ReplacePartitions` (Java's
+v3's :class:`~icenb.table.commit.overwrite.ReplacePartitions` (Java's
 ``BaseReplacePartitions``) on a root manifest: each attempt removes every live file of the
 parent whose (spec id, partition) is one of the added files' partitions - data files, their
 data DVs and the delete files of those partitions - then adds the new files; an unpartitioned
-table is replaced whole. Removals are those of :class:`~icenb.table.commit.v4_remove.V4Overwrite`
+table is replaced whole. Removals are those of :class:`~icenb.table.commit.v4_overwrite.V4Overwrite`
 (proposal, "Overwrite Files in Root/Leaf Manifest": a root entry becomes DELETED, a leaf entry
 is marked by a new manifest DV over its leaf; §12). Operation ``overwrite``, summary
 ``replace-partitions=true``; concurrent-commit validation as v3's when asked.
@@ -22,15 +22,11 @@ from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
 from icenb.spec.manifest import DataFile, FileContent
 from icenb.spec.snapshot import MAIN_BRANCH, REPLACE_PARTITIONS, Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.commit.merging import (
-    ADDED_DATA_OPS,
-    DELETED_DATA_OPS,
-    NEW_DELETE_OPS,
-)
 from icenb.table.commit.producer import commit_snapshot
-from icenb.table.commit.v4_remove import V4Overwrite, may_hold
+from icenb.table.commit.v4_overwrite import V4Overwrite, may_hold
 from icenb.table.commit.v4_upgrade import legacy_leaf_reader, root_entries_of_manifest_list
 from icenb.table.commit.v4_validation import snapshot_changes, snapshots_since
+from icenb.table.commit.validation import ADDED_DATA_OPS, DELETED_DATA_OPS, NEW_DELETE_OPS
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -182,7 +178,7 @@ def v4_dynamic_partition_overwrite(table: Table, data: Any, *, branch: str = MAI
     validation)."""
     from icenb.table.commit import table_producer
 
-    producer = table_producer("replace-partitions", table, V4ReplacePartitions, branch=branch,
+    producer = table_producer("replace_partitions", table, V4ReplacePartitions, branch=branch,
                               snapshot_properties=snapshot_properties)
     try:
         producer.check_branch(table.metadata)

@@ -46,7 +46,7 @@ from icenb.table.commit.v4_append import (
     ROOT_ENTRY_LIMIT,
     content_entry_of,
 )
-from icenb.table.commit.v4_remove import V4Overwrite
+from icenb.table.commit.v4_overwrite import V4Overwrite
 
 if TYPE_CHECKING:
     from icenb.spec.expressions import Expression
@@ -178,7 +178,7 @@ def _new_row_delta(table: Table, branch: str, snapshot_properties: Mapping[str, 
                    ) -> V4RowDelta:
     from icenb.table.commit import table_producer
 
-    return table_producer("row-delta", table, V4RowDelta, branch=branch,
+    return table_producer("row_delta", table, V4RowDelta, branch=branch,
                           snapshot_properties=snapshot_properties)
 
 
@@ -188,7 +188,7 @@ def validate_row_delta(producer: V4RowDelta, snapshot: Snapshot | None, expr: Ex
     the filter; the data files the new deletes reference must still exist; concurrent delete
     files the filter may match conflict, and concurrent appends it may match under
     ``serializable`` isolation (docs/v4-layout.md §13, §15)."""
-    from icenb.table.commit.merging import IsolationLevel
+    from icenb.table.commit.validation import IsolationLevel
 
     producer.validate_from_snapshot(None if snapshot is None else snapshot.snapshot_id)
     producer.conflict_detection_filter(expr)

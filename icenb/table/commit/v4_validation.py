@@ -28,15 +28,15 @@ from icenb.spec.expressions import AlwaysTrue, Expression
 from icenb.spec.manifest import DataFile, EntryStatus, FileContent
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.commit.merging import (
+from icenb.table.commit.merging import read_entries
+from icenb.table.commit.v4_upgrade import legacy_leaf_reader
+from icenb.table.commit.validation import (
     ADDED_DATA_OPS,
     DELETED_DATA_OPS,
     NEW_DELETE_OPS,
     FileFilter,
     as_expression,
-    read_entries,
 )
-from icenb.table.commit.v4_upgrade import legacy_leaf_reader
 from icenb.table.scan.v4_planning import manifest_entry_of
 
 __all__ = [
@@ -193,9 +193,10 @@ def _message(snapshot: Snapshot, what: str, expr: Expression) -> str:
 class V4Validation:
     """Conflict validation of a v4 producer against the snapshots committed since its start,
     with v3's settings and rules (:class:`~icenb.table.commit.merging.MergingSnapshotProducer`
-    for copy-on-write, :class:`~icenb.table.commit.merging.RowDelta` when
-    :attr:`_row_delta_rules`); mixed into :class:`~icenb.table.commit.v4_remove.V4Overwrite`, which
-    calls :meth:`_validate_concurrent` once per attempt (docs/v4-layout.md §12, §13, §15)."""
+    for copy-on-write, :class:`~icenb.table.commit.row_delta.RowDelta` when
+    :attr:`_row_delta_rules`); mixed into
+    :class:`~icenb.table.commit.v4_overwrite.V4Overwrite`, which calls
+    :meth:`_validate_concurrent` once per attempt (docs/v4-layout.md §12, §13, §15)."""
 
     _io: FileIO
     _first_parent: int | bool | None

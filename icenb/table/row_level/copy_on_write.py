@@ -4,7 +4,7 @@ A copy-on-write delete (Iceberg Java / Spark's ``write.delete.mode=copy-on-write
 default) plans the data files the filter may match (spec: Scan Planning), removes those whose
 rows all match, and rewrites those where only some rows match: their live rows (current
 deletes applied) that do not match are written to new data files, and the old file is removed,
-all in one ``overwrite`` snapshot (:class:`~icenb.table.commit.merging.OverwriteFiles`).
+all in one ``overwrite`` snapshot (:class:`~icenb.table.commit.overwrite.OverwriteFiles`).
 Conflict detection follows Spark's copy-on-write commit: validation from the scanned snapshot
 with the filter as conflict detection filter; concurrent deletes always conflict; concurrent
 appends of possibly matching rows conflict under ``serializable`` isolation
@@ -33,17 +33,10 @@ from icenb.spec.properties import WRITE_DELETE_MODE, WRITE_UPDATE_MODE
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit import table_producer
-from icenb.table.commit.merging import (
-    DeleteFiles,
-    FileFilter,
-    IsolationLevel,
-    MergingSnapshotProducer,
-    OverwriteFiles,
-    ReplacePartitions,
-    as_expression,
-    isolation_level,
-)
+from icenb.table.commit.merging import MergingSnapshotProducer
+from icenb.table.commit.overwrite import DeleteFiles, OverwriteFiles, ReplacePartitions
 from icenb.table.commit.producer import branch_snapshot, commit_snapshot
+from icenb.table.commit.validation import FileFilter, IsolationLevel, as_expression, isolation_level
 from icenb.table.scan import Scan
 from icenb.table.scan.planning import plan_files
 from icenb.table.scan.read import read_task
@@ -161,7 +154,7 @@ def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BR
     no row matched (no snapshot is added). When only whole files go, the snapshot is a
     ``delete`` (Java's ``DeleteFiles``), else an ``overwrite``."""
     if table.metadata.format_version >= 4:  # EXPERIMENTAL v4: root entries / manifest DVs
-        from icenb.table.commit.v4_remove import v4_delete_rows
+        from icenb.table.commit.v4_overwrite import v4_delete_rows
 
         return v4_delete_rows(table, filter, branch=branch,
                               snapshot_properties=snapshot_properties,
@@ -199,7 +192,7 @@ def overwrite_rows(table: Table, data: Any, filter: str | Expression | None = No
     ``overwriteByRowFilter(alwaysTrue)``, re-applied on conflicts); with one, matching rows
     are deleted copy-on-write (see :func:`delete_rows`) and ``data`` added."""
     if table.metadata.format_version >= 4:  # EXPERIMENTAL v4: root entries / manifest DVs
-        from icenb.table.commit.v4_remove import v4_overwrite_rows
+        from icenb.table.commit.v4_overwrite import v4_overwrite_rows
 
         return v4_overwrite_rows(table, data, filter, branch=branch,
                                  snapshot_properties=snapshot_properties,
@@ -229,7 +222,7 @@ def dynamic_partition_overwrite(table: Table, data: Any, *, branch: str = MAIN_B
     an unpartitioned table is replaced whole, as Spark's dynamic overwrite). As Spark's
     default, concurrent commits are re-applied without conflict validation."""
     md = table.metadata
-    producer = table_producer("replace-partitions", table, ReplacePartitions, branch=branch,
+    producer = table_producer("replace_partitions", table, ReplacePartitions, branch=branch,
                               snapshot_properties=snapshot_properties)
     snap = branch_snapshot(md, branch)
     if snap is not None:

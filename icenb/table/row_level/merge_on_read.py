@@ -51,14 +51,10 @@ from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.types import NestedField
 from icenb.table.commit import table_producer
-from icenb.table.commit.merging import (
-    IsolationLevel,
-    OverwriteFiles,
-    RowDelta,
-    as_expression,
-    isolation_level,
-)
+from icenb.table.commit.overwrite import OverwriteFiles
 from icenb.table.commit.producer import as_arrow_table, branch_snapshot, commit_snapshot
+from icenb.table.commit.row_delta import RowDelta
+from icenb.table.commit.validation import IsolationLevel, as_expression, isolation_level
 from icenb.table.row_level.copy_on_write import (
     MERGE_ON_READ,
     CopyOnWritePlan,
@@ -112,7 +108,7 @@ def _row_delta(table: Table, branch: str, snapshot_properties: Mapping[str, str]
                ) -> RowDelta:
     from icenb.table.commit import table_producer
 
-    return table_producer("row-delta", table, RowDelta, branch=branch,
+    return table_producer("row_delta", table, RowDelta, branch=branch,
                           snapshot_properties=snapshot_properties)
 
 
@@ -515,7 +511,7 @@ def _update_copy_on_write_v4(table: Table, plan: CopyOnWritePlan, expr: Expressi
     """The copy-on-write update of a v4 table: the rewritten files leave as DELETED root entries
     or through manifest DVs, the rewritten rows come in, in one ``overwrite`` snapshot
     validated as v3's (``write.update.isolation-level``, docs/v4-layout.md §12)."""
-    from icenb.table.commit.v4_remove import V4Overwrite, validate_copy_on_write
+    from icenb.table.commit.v4_overwrite import V4Overwrite, validate_copy_on_write
 
     producer = table_producer("overwrite", table, V4Overwrite, branch=branch,
                               snapshot_properties=snapshot_properties)

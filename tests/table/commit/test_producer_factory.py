@@ -11,23 +11,19 @@ import pytest
 import icenb
 from icenb.errors import ValidationError
 from icenb.table.commit import ProducerKind, new_producer, table_producer
-from icenb.table.commit.merging import (
-    DeleteFiles,
-    MergeAppend,
-    OverwriteFiles,
-    ReplacePartitions,
-    RowDelta,
-)
+from icenb.table.commit.append import MergeAppend
+from icenb.table.commit.overwrite import DeleteFiles, OverwriteFiles, ReplacePartitions
 from icenb.table.commit.producer import FastAppend
+from icenb.table.commit.row_delta import RowDelta
 from icenb.table.commit.v4_append import V4Append
-from icenb.table.commit.v4_remove import V4Overwrite
+from icenb.table.commit.v4_overwrite import V4Overwrite
 from icenb.table.commit.v4_replace_partitions import V4ReplacePartitions
 from icenb.table.commit.v4_row_delta import V4RowDelta
 
 _V3 = {"append": MergeAppend, "overwrite": OverwriteFiles,
-       "replace-partitions": ReplacePartitions, "row-delta": RowDelta, "delete": DeleteFiles}
+       "replace_partitions": ReplacePartitions, "row_delta": RowDelta, "delete": DeleteFiles}
 _V4 = {"append": V4Append, "overwrite": V4Overwrite,
-       "replace-partitions": V4ReplacePartitions, "row-delta": V4RowDelta,
+       "replace_partitions": V4ReplacePartitions, "row_delta": V4RowDelta,
        "delete": V4Overwrite}
 
 
@@ -71,6 +67,6 @@ def test_bad_kinds_and_commit_uuids_are_refused(tmp_path: Path) -> None:
         new_producer("append", catalog, identifier, t.io, t.metadata, commit_uuid="../x")
     assert e.value.field == "commit_uuid"
     with pytest.raises(ValidationError) as e:  # a v4-only path on a v2 table
-        table_producer("row-delta", t, V4RowDelta)
+        table_producer("row_delta", t, V4RowDelta)
     assert e.value.field == "format-version" and e.value.value == 2
     assert t.metadata.snapshots == ()
