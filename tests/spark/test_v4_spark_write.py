@@ -72,6 +72,6 @@ def test_append_static_and_dynamic_overwrite(spark: Any, tmp_path: Path) -> None
     snap = t.refresh().current_snapshot
     assert snap is not None and snap.root_manifest is not None and snap.summary is not None
     assert snap.summary.operation == "overwrite"
-    assert snap.summary["replace_partitions"] == "true"
+    assert snap.summary["replace-partitions"] == "true"
     assert snap.summary["deleted-data-files"] == "1"
     assert _icenb_rows(t) == [(31, 1, "c"), (40, 0, "d")] == _spark_rows(spark, t)

@@ -82,7 +82,7 @@ def test_dynamic_overwrite_replaces_the_partitions_the_data_touches(
     assert _rows(t) == sorted([*kept, (300, 2, "new")])
     snap = t.current_snapshot
     assert snap is not None and snap.summary is not None
-    assert snap.summary["replace_partitions"] == "true"
+    assert snap.summary["replace-partitions"] == "true"
 
 
 def test_table_methods_take_spark_dataframes(spark: Any, tmp_path: Path) -> None:

@@ -21,7 +21,6 @@ from typing import Any
 from icenb.errors import UnsupportedFeature, ValidationError
 from icenb.io.file_io import join_location
 from icenb.io.root_manifest import (
-    read_root_manifest,
     write_leaf_manifest,
     write_root_manifest,
 )
@@ -148,15 +147,10 @@ class V4Append(FastAppend):
         sequence numbers and row ids (docs/v4-layout.md §8)."""
         if parent is None:
             return []
-        if parent.root_manifest is None:
-            from icenb.table.commit.v4_upgrade import root_entries_of_manifest_list
+        from icenb.table.commit.v4_upgrade import parent_root
 
-            return root_entries_of_manifest_list(self._io, base, parent)
-        root = read_root_manifest(self._io, parent.root_manifest,
-                                  snapshot_id=parent.snapshot_id,
-                                  sequence_number=parent.sequence_number)
         return [e if e.status == EntryStatus.EXISTING else e.with_status(EntryStatus.EXISTING)
-                for e in root.entries if e.is_live]
+                for e in parent_root(self._io, base, parent).entries if e.is_live]
 
     def _compact(self, base: TableMetadata, carried: list[ContentEntry]) -> list[ContentEntry]:
         """The one compaction hook of every v4 producer: the carried entries (after the
@@ -183,16 +177,23 @@ class V4Append(FastAppend):
     #: Children the last attempt's compaction replaced (root files, leaves, manifest DVs).
     compacted: tuple[ContentEntry, ...] = ()
 
+    def _root_entries(self, base: TableMetadata, parent: Snapshot | None
+                      ) -> list[ContentEntry]:
+        """The attempt's root entries: the parent's in their order (compacted,
+        :meth:`_compact`), then the new ones (the order of the proposal's drawings)."""
+        new = self._new_entries(base)  # leaves of the operation first: stable names
+        return self._compact(base, self._carried(base, parent)) + new
+
     def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
                     sequence_number: int, attempt: int, files: list[str]) -> AttemptTree:
-        """Write the attempt's root manifest: the parent's entries in their order (compacted,
-        :meth:`_compact`), then the new ones (the order of the proposal's drawings)."""
+        """Write the attempt's root manifest of :meth:`_root_entries` (the one root writer of
+        every v4 producer); the parent's data manifests written before v3 get first row ids
+        on the first commit after an upgrade."""
         if base.format_version < 4:
-            raise ValidationError("V4Append commits to format-version 4 tables only",
-                                  field="format-version", value=base.format_version)
+            raise ValidationError(f"{type(self).__name__} commits to format-version 4 tables "
+                                  "only", field="format-version", value=base.format_version)
         self._attempt = (snapshot_id, sequence_number, files)
-        new = self._new_entries(base)  # leaves of the operation first: stable names
-        entries = self._compact(base, self._carried(base, parent)) + new
+        entries = self._root_entries(base, parent)
         location = join_location(
             metadata_dir(base), f"root-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")
         files.append(location)

@@ -30,9 +30,7 @@ from icenb.io.root_manifest import (
     inline_manifest_dv,
     manifest_dv_storage,
     read_leaves,
-    read_root_manifest,
     write_puffin_manifest_dvs,
-    write_root_manifest,
 )
 from icenb.spec import values
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind, VersionInfo
@@ -43,13 +41,12 @@ from icenb.spec.snapshot import CHANGED_PARTITION_COUNT, MAIN_BRANCH, Operation,
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.merging import SummaryCounts
 from icenb.table.commit.producer import (
-    AttemptTree,
     add_totals,
     commit_snapshot,
     metadata_dir,
 )
 from icenb.table.commit.v4_append import V4Append
-from icenb.table.commit.v4_upgrade import legacy_leaf_reader, root_entries_of_manifest_list
+from icenb.table.commit.v4_upgrade import legacy_leaf_reader, parent_root
 from icenb.table.commit.v4_validation import V4Validation
 from icenb.table.scan.v4_planning import manifest_entry_of
 
@@ -162,14 +159,7 @@ class V4Overwrite(V4Validation, V4Append):
             self._check_found(parent, set())
             self._validate_attempt(base, parent)
             return self._new_entries(base)
-        if parent.root_manifest is None:  # first v4 commit after an upgrade (§14)
-            root = ContentManifest(parent.manifest_list or "", ManifestKind.ROOT,
-                                   tuple(root_entries_of_manifest_list(self._io, base, parent)),
-                                   0)
-        else:
-            root = read_root_manifest(self._io, parent.root_manifest,
-                                      snapshot_id=parent.snapshot_id,
-                                      sequence_number=parent.sequence_number)
+        root = parent_root(self._io, base, parent)
         self._reapply_overwrite_all(base, parent)
         live_root = [e for e in root.entries if e.is_live]
         # leaves that may hold a file to remove first; every leaf only if some file is missing
@@ -377,23 +367,11 @@ class V4Overwrite(V4Validation, V4Append):
         return write_puffin_manifest_dvs(self._io, location, dvs,
                                          created_by=f"icenb {__version__}")
 
-    def _write_tree(self, base: TableMetadata, parent: Snapshot | None, snapshot_id: int,
-                    sequence_number: int, attempt: int, files: list[str]) -> AttemptTree:
-        """Write the attempt's root: the parent's entries with removals applied, in their
-        order, then new manifest DVs, then the added files (the proposal's drawings)."""
-        if base.format_version < 4:
-            raise ValidationError("V4Overwrite commits to format-version 4 tables only",
-                                  field="format-version", value=base.format_version)
-        self._attempt = (snapshot_id, sequence_number, files)
-        entries = self._new_root_entries(base, parent)
-        location = join_location(
-            metadata_dir(base), f"root-{snapshot_id}-{attempt}-{self._commit_uuid}.avro")
-        files.append(location)
-        info = write_root_manifest(self._io, location, entries, sequence_number=sequence_number,
-                                   first_row_id=base.next_row_id, properties=base.properties,
-                                   upgrade=parent is not None and parent.root_manifest is None)
-        return AttemptTree(root_manifest=location, first_row_id=info.first_row_id,
-                     added_rows=info.added_rows)
+    def _root_entries(self, base: TableMetadata, parent: Snapshot | None
+                      ) -> list[ContentEntry]:
+        """The parent's entries with removals applied, in their order, then new manifest DVs,
+        then the added files (the proposal's drawings)."""
+        return self._new_root_entries(base, parent)
 
     def _summary(self, base: TableMetadata, parent: Snapshot | None) -> dict[str, str]:
         """Java's summary of an overwrite / delete: added and removed counts, changed

@@ -17,14 +17,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from icenb.errors import CommitConflict
-from icenb.io.root_manifest import ContentManifest, read_leaves, read_root_manifest
-from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind
+from icenb.io.root_manifest import ContentManifest, read_leaves
+from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.manifest import DataFile, FileContent
 from icenb.spec.snapshot import MAIN_BRANCH, REPLACE_PARTITIONS, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.producer import commit_snapshot
 from icenb.table.commit.v4_overwrite import V4Overwrite, may_hold
-from icenb.table.commit.v4_upgrade import legacy_leaf_reader, root_entries_of_manifest_list
+from icenb.table.commit.v4_upgrade import legacy_leaf_reader, parent_root
 from icenb.table.commit.v4_validation import snapshot_changes, snapshots_since
 from icenb.table.commit.validation import ADDED_DATA_OPS, DELETED_DATA_OPS, NEW_DELETE_OPS
 
@@ -70,14 +70,7 @@ class V4ReplacePartitions(V4Overwrite):
     def _live_data_in_scope(self, base: TableMetadata, parent: Snapshot) -> list[DataFile]:
         """The parent's live data files in the partitions to drop, reading only the data
         leaves whose partition summaries may hold one (docs/v4-layout.md §12)."""
-        if parent.root_manifest is None:  # first v4 commit after an upgrade (§14)
-            root = ContentManifest(parent.manifest_list or "", ManifestKind.ROOT,
-                                   tuple(root_entries_of_manifest_list(self._io, base, parent)),
-                                   0)
-        else:
-            root = read_root_manifest(self._io, parent.root_manifest,
-                                      snapshot_id=parent.snapshot_id,
-                                      sequence_number=parent.sequence_number)
+        root = parent_root(self._io, base, parent)
         out = [self._data_file(base, e) for e in root.entries
                if e.is_live and e.content_type == ContentType.DATA and self._in_scope(base, e)]
         leaves: list[ContentEntry] = []

@@ -47,14 +47,14 @@ from icenb.table.commit.v4_append import (
     content_entry_of,
 )
 from icenb.table.commit.v4_overwrite import V4Overwrite
+from icenb.table.commit.validation import validate_row_delta
 
 if TYPE_CHECKING:
     from icenb.spec.expressions import Expression
     from icenb.spec.manifest import FileScanTask
     from icenb.table.table import Table
 
-__all__ = ["V4RowDelta", "v4_equality_delta", "v4_live_data_spec_ids", "v4_row_delta",
-           "validate_row_delta"]
+__all__ = ["V4RowDelta", "v4_equality_delta", "v4_live_data_spec_ids", "v4_row_delta"]
 
 
 class V4RowDelta(V4Overwrite):
@@ -116,6 +116,16 @@ class V4RowDelta(V4Overwrite):
 
     def _new_dvs(self) -> list[DataFile]:
         return list(self._dvs)
+
+    def validate_no_conflicting_data_files(self) -> V4RowDelta:
+        """Java's ``RowDelta`` name of :meth:`validate_no_conflicting_data`."""
+        self.validate_no_conflicting_data()
+        return self
+
+    def validate_no_conflicting_delete_files(self) -> V4RowDelta:
+        """Java's ``RowDelta`` name of :meth:`validate_no_conflicting_deletes`."""
+        self.validate_no_conflicting_deletes()
+        return self
 
     def _delete_partitions(self) -> list[tuple[int, tuple[Any, ...]]]:
         """The partitions of data files getting a new DV: delete leaves to read."""
@@ -182,24 +192,6 @@ def _new_row_delta(table: Table, branch: str, snapshot_properties: Mapping[str, 
                           snapshot_properties=snapshot_properties)
 
 
-def validate_row_delta(producer: V4RowDelta, snapshot: Snapshot | None, expr: Expression,
-                       referenced: Iterable[str], isolation: str) -> None:
-    """v3's merge-on-read validation (``row_level._validate``): from the scanned snapshot with
-    the filter; the data files the new deletes reference must still exist; concurrent delete
-    files the filter may match conflict, and concurrent appends it may match under
-    ``serializable`` isolation (docs/v4-layout.md §13, §15)."""
-    from icenb.table.commit.validation import IsolationLevel
-
-    producer.validate_from_snapshot(None if snapshot is None else snapshot.snapshot_id)
-    producer.conflict_detection_filter(expr)
-    paths = list(dict.fromkeys(referenced))
-    if paths:
-        producer.validate_data_files_exist(paths)
-    if isolation == IsolationLevel.SERIALIZABLE:
-        producer.validate_no_conflicting_data()
-    producer.validate_no_conflicting_deletes()
-
-
 def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
                  new_rows: pa.Table | None, *, branch: str,
                  snapshot_properties: Mapping[str, str] | None,
@@ -208,8 +200,9 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
     """Commit a merge-on-read delete (``new_rows`` None) or update on a v4 table: a DV per hit
     data file holding its old DV's positions and the hit rows' ``_pos``, plus ``new_rows``.
     With ``isolation`` (the level of ``write.delete|update.isolation-level``), validated
-    against commits since ``snapshot`` as v3 (:func:`validate_row_delta`); a concurrent DV for
-    a hit data file always conflicts."""
+    against commits since ``snapshot`` as v3
+    (:func:`~icenb.table.commit.validation.validate_row_delta`); a concurrent DV for a hit
+    data file always conflicts."""
     from icenb.spec.expressions import ALWAYS_TRUE
     from icenb.table.row_level.merge_on_read import write_deletes_for_hits
 
@@ -218,7 +211,7 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
     try:
         producer.check_branch(table.metadata)
         if isolation is not None:
-            validate_row_delta(producer, snapshot,
+            validate_row_delta(producer, None if snapshot is None else snapshot.snapshot_id,
                                ALWAYS_TRUE if conflict_filter is None else conflict_filter,
                                (t.data_file.file_path for t, _ in hits), isolation)
         added, _ = write_deletes_for_hits(table, hits, producer.commit_uuid, written)
@@ -266,7 +259,8 @@ def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
     files of ``keys`` for each spec with live data, plus ``rows``, in one snapshot; the new
     rows inherit the deletes' sequence number, so only older rows are deleted (spec: "Scan
     Planning"). None when there is nothing to commit. With ``isolation``, validated as v3
-    with the keys as conflict filter (:func:`validate_row_delta`, docs/v4-layout.md §15)."""
+    with the keys as conflict filter
+    (:func:`~icenb.table.commit.validation.validate_row_delta`, docs/v4-layout.md §15)."""
     from icenb.table.row_level.merge_on_read import equality_deletes_of, key_filter
 
     producer = _new_row_delta(table, branch, snapshot_properties)
@@ -278,7 +272,8 @@ def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
         if deletes:
             producer.add_deletes(deletes)
         if isolation is not None:
-            validate_row_delta(producer, snapshot, key_filter(keys), (), isolation)
+            validate_row_delta(producer, None if snapshot is None else snapshot.snapshot_id,
+                               key_filter(keys), (), isolation)
         if rows is not None:
             producer.write(rows, table.metadata)
         elif not deletes:

@@ -13,12 +13,13 @@ from dataclasses import replace
 from icenb.errors import InvalidMetadata
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_list
-from icenb.io.root_manifest import LegacyLeafReader
+from icenb.io.root_manifest import ContentManifest, LegacyLeafReader, read_root_manifest
 from icenb.spec.content_entry import (
     ContentEntry,
     ContentStats,
     ContentType,
     LegacyPositionDeletes,
+    ManifestKind,
     ManifestStats,
     VersionInfo,
     manifest_file_of,
@@ -78,6 +79,16 @@ def root_entries_of_manifest_list(io: FileIO, metadata: TableMetadata, parent: S
     """The root entries the first v4 commit carries from a manifest-list parent, in list
     order (proposal: "Upgrade")."""
     return [root_entry_of(m) for m in read_manifest_list(io, parent, 3)]
+
+
+def parent_root(io: FileIO, metadata: TableMetadata, parent: Snapshot) -> ContentManifest:
+    """The root a v4 commit builds on: the parent's root manifest, or on the first v4 commit
+    after an upgrade its manifest list as root entries (docs/v4-layout.md §14)."""
+    if parent.root_manifest is None:
+        return ContentManifest(parent.manifest_list or "", ManifestKind.ROOT,
+                               tuple(root_entries_of_manifest_list(io, metadata, parent)), 0)
+    return read_root_manifest(io, parent.root_manifest, snapshot_id=parent.snapshot_id,
+                              sequence_number=parent.sequence_number)
 
 
 def legacy_position_deletes(f: DataFile, metadata: TableMetadata, version_info: VersionInfo

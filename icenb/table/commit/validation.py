@@ -4,8 +4,8 @@ and the filter that decides whether a file may hold rows a conflict filter match
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
 
 from icenb.errors import ValidationError
 from icenb.spec.evaluators import row_evaluator
@@ -21,7 +21,7 @@ from icenb.spec.projection import project_inclusive_bound, project_strict_bound
 from icenb.spec.schema import Schema
 
 __all__ = ["ADDED_DATA_OPS", "DELETED_DATA_OPS", "NEW_DELETE_OPS", "FileFilter", "IsolationLevel",
-           "as_expression", "isolation_level"]
+           "RowDeltaValidation", "as_expression", "isolation_level", "validate_row_delta"]
 
 # Operations whose snapshots each validation looks at (Java's MergingSnapshotProducer).
 ADDED_DATA_OPS = frozenset({"append", "overwrite"})
@@ -113,3 +113,31 @@ class FileFilter:
         if self._spec_tests(f.spec_id)[1](self._partition(f)):
             return True
         return f.content == FileContent.DATA and strict_match(self.bound, self._metrics(f))
+
+
+class RowDeltaValidation(Protocol):
+    """What a row delta of any format version offers to validate against concurrent commits
+    (Java's ``RowDelta`` methods): :class:`~icenb.table.commit.row_delta.RowDelta` and
+    :class:`~icenb.table.commit.v4_row_delta.V4RowDelta`."""
+
+    def validate_from_snapshot(self, snapshot_id: int | None) -> Any: ...
+    def conflict_detection_filter(self, expr: str | Expression) -> Any: ...
+    def validate_data_files_exist(self, paths: Iterable[str]) -> Any: ...
+    def validate_no_conflicting_data_files(self) -> Any: ...
+    def validate_no_conflicting_delete_files(self) -> Any: ...
+
+
+def validate_row_delta(producer: RowDeltaValidation, snapshot_id: int | None,
+                       expr: Expression, referenced: Iterable[str], isolation: str) -> None:
+    """The merge-on-read validation of every row delta (Spark's ``SparkPositionDeltaWrite``):
+    from the scanned snapshot with the operation's filter; the data files the new deletes
+    reference must still exist; concurrent delete files the filter may match conflict, and
+    under ``serializable`` isolation concurrent data files it may match."""
+    producer.validate_from_snapshot(snapshot_id)
+    producer.conflict_detection_filter(expr)
+    paths = list(dict.fromkeys(referenced))
+    if paths:
+        producer.validate_data_files_exist(paths)
+    if isolation == IsolationLevel.SERIALIZABLE:
+        producer.validate_no_conflicting_data_files()
+    producer.validate_no_conflicting_delete_files()

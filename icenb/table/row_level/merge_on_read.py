@@ -27,7 +27,7 @@ matching data was added concurrently; delete files added concurrently always con
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,7 +54,11 @@ from icenb.table.commit import table_producer
 from icenb.table.commit.overwrite import OverwriteFiles
 from icenb.table.commit.producer import as_arrow_table, branch_snapshot, commit_snapshot
 from icenb.table.commit.row_delta import RowDelta
-from icenb.table.commit.validation import IsolationLevel, as_expression, isolation_level
+from icenb.table.commit.validation import (
+    as_expression,
+    isolation_level,
+    validate_row_delta,
+)
 from icenb.table.row_level.copy_on_write import (
     MERGE_ON_READ,
     CopyOnWritePlan,
@@ -184,18 +188,6 @@ def write_deletes_for_hits(table: Table,
     return added, list(removed.values())
 
 
-def _validate(producer: RowDelta, snap: Snapshot | None, expr: Expression,
-              referenced: Iterable[str], level: str) -> None:
-    producer.validate_from_snapshot(None if snap is None else snap.snapshot_id)
-    producer.conflict_detection_filter(expr)
-    paths = list(dict.fromkeys(referenced))
-    if paths:
-        producer.validate_data_files_exist(paths)
-    if level == IsolationLevel.SERIALIZABLE:
-        producer.validate_no_conflicting_data_files()
-    producer.validate_no_conflicting_delete_files()
-
-
 def _stage_position_deletes(table: Table, producer: RowDelta, snap: Snapshot,
                             hits: Sequence[tuple[FileScanTask, pa.Table]], expr: Expression,
                             level: str, written: list[str]) -> None:
@@ -205,7 +197,8 @@ def _stage_position_deletes(table: Table, producer: RowDelta, snap: Snapshot,
     producer.add_deletes(added)
     if removed:
         producer.remove_deletes(removed)
-    _validate(producer, snap, expr, (t.data_file.file_path for t, _ in hits), level)
+    validate_row_delta(producer, None if snap is None else snap.snapshot_id, expr,
+                       (t.data_file.file_path for t, _ in hits), level)
 
 
 # --------------------------------------------------------------------------- delete by filter
@@ -359,7 +352,8 @@ def delete_by_key(table: Table, keys: Any, *, on: str | Sequence[str] | None = N
         if not added:
             return False
         producer.add_deletes(added)
-        _validate(producer, snap, key_filter(conformed), (), level)
+        validate_row_delta(producer, None if snap is None else snap.snapshot_id,
+                           key_filter(conformed), (), level)
         return True
 
     return _commit_staged(table, producer, stage)
@@ -404,7 +398,8 @@ def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
         producer.write_data(rows, md)
         if deletes:
             producer.add_deletes(deletes)
-        _validate(producer, snap, key_filter(keys), (), level)
+        validate_row_delta(producer, None if snap is None else snap.snapshot_id,
+                           key_filter(keys), (), level)
         return True
 
     committed = _commit_staged(table, producer, stage)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -363,7 +364,15 @@ def test_a_commit_that_finally_fails_leaves_no_trace(tmp_path: Path,
     a.append([{"id": 1, "d": dt.date(2024, 1, 1)}])
     before = _files(tmp_path / "db" / "t")
     waits: list[float] = []
-    monkeypatch.setattr("icenb.table.commit.producer.time.sleep", waits.append)
+    real_sleep = time.sleep
+
+    def sleep(seconds: float) -> None:  # the time module is shared: other threads (a
+        if threading.current_thread() is threading.main_thread():  # subprocess wait) sleep
+            waits.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr("icenb.table.commit.producer.time.sleep", sleep)
     commit = b.catalog.commit_table  # type: ignore[union-attr]
     calls = []
 

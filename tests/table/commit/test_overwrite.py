@@ -139,7 +139,7 @@ def test_summaries_count_what_changed(written: Written, sc: Scenario) -> None:
     assert cow is not None
     assert int(cow["deleted-records"]) - int(cow["added-records"]) == 5
     dyn = snaps[hist[4][0]].summary
-    assert dyn is not None and dyn["replace_partitions"] == "true"
+    assert dyn is not None and dyn["replace-partitions"] == "true"
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])

@@ -101,6 +101,6 @@ def test_cherry_pick_a_v3_dynamic_overwrite_after_upgrade(tmp_path: Path) -> Non
     assert t.upgrade(4)
     picked = t.cherry_pick(dyn.snapshot_id)
     assert picked.root_manifest is not None and picked.summary is not None
-    assert picked.summary["replace_partitions"] == "true"
+    assert picked.summary["replace-partitions"] == "true"
     assert picked.summary["deleted-data-files"] == "1"
     assert _ids(t) == [10, 11, 20, 21, 30, 31]

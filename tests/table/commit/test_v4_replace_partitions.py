@@ -59,7 +59,7 @@ def test_replaces_root_and_leaf_partitions_like_v3(tmp_path: Path) -> None:
     snap = v4.current_snapshot
     assert snap is not None and snap.summary is not None
     assert snap.summary.operation == "overwrite"
-    assert snap.summary["replace_partitions"] == "true"
+    assert snap.summary["replace-partitions"] == "true"
     assert snap.summary["deleted-data-files"] == "2"
     assert snap.summary["added-data-files"] == "2"
     root = _root(v4, snap)
@@ -112,7 +112,7 @@ def test_unpartitioned_table_is_replaced_whole(tmp_path: Path) -> None:
     assert _ids(v4) == [107]
     snap = v4.current_snapshot
     assert snap is not None and snap.summary is not None
-    assert snap.summary["replace_partitions"] == "true"
+    assert snap.summary["replace-partitions"] == "true"
     assert snap.summary["total-data-files"] == "1"
     _same(v4, v3)
 
@@ -185,7 +185,7 @@ def test_cherry_pick_a_dynamic_overwrite(tmp_path: Path) -> None:
         dyn, picked = _pick(t)
         assert picked.summary is not None
         assert picked.summary["source-snapshot-id"] == str(dyn.snapshot_id)
-        assert picked.summary["replace_partitions"] == "true"
+        assert picked.summary["replace-partitions"] == "true"
         assert picked.summary.operation == "overwrite"
         assert _ids(t) == [10, 11, 30, 31, 102]
     assert _shown(_root(v4, v4.current_snapshot), _Names()) == [  # type: ignore[arg-type]
