@@ -204,7 +204,7 @@ def _snapshot_pairs(s: Snapshot) -> list[tuple[str, str, str]]:
         rows.append(("schema id", h.esc(s.schema_id), str(s.schema_id)))
     if s.manifest_list is not None:
         rows.append(("manifest list", _path(s.manifest_list), fmt.cut(s.manifest_list, PATH_LIMIT)))
-    if s.root_manifest is not None:  # experimental v4 (docs/v4-layout.md §5)
+    if s.root_manifest is not None:  # experimental v4 (docs/v4-layout.md#root-pointer)
         rows.append(("root manifest", _path(s.root_manifest),
                      fmt.cut(s.root_manifest, PATH_LIMIT)))
     if s.manifests is not None:  # v1 without a manifest list

@@ -347,7 +347,7 @@ def write_root_manifest(io: FileIO, location: str, entries: Sequence[ContentEntr
 
 #: Table property: where a removal writes its new manifest DVs, ``inline`` in the root entry
 #: (default) or ``puffin``: one Puffin file per commit attempt holding all its manifest DVs
-#: (docs/v4-layout.md §6).
+#: (docs/v4-layout.md#manifest-dvs).
 MANIFEST_DV_STORAGE = V4_MANIFEST_DV_STORAGE
 MANIFEST_DV_INLINE = "inline"
 MANIFEST_DV_PUFFIN = "puffin"
@@ -384,7 +384,8 @@ def write_puffin_manifest_dvs(
         created_by: str | None = None) -> list[ContentEntry]:
     """Write the manifest DVs ``(target leaf entry, ordinals)`` of one commit as the
     deletion-vector-v1 blobs of one new Puffin file at ``location`` (blob
-    ``referenced-data-file`` = the leaf manifest, docs/v4-layout.md §6); their ADDED entries,
+    ``referenced-data-file`` = the leaf manifest, docs/v4-layout.md#manifest-dvs); their ADDED
+    entries,
     in order, each naming its blob by ``offset``/``size_in_bytes``."""
     if not dvs:
         raise InvalidMetadata("a manifest DV Puffin file holds at least one DV", file=location,
@@ -410,7 +411,7 @@ def write_puffin_manifest_dvs(
 
 def manifest_dv_storage(properties: Mapping[str, str]) -> str:
     """The table property :data:`MANIFEST_DV_STORAGE`: how removals write manifest DVs,
-    ``inline`` (default) or ``puffin`` (docs/v4-layout.md §6); anything else is a
+    ``inline`` (default) or ``puffin`` (docs/v4-layout.md#manifest-dvs); anything else is a
     ValidationError naming the property."""
     raw = properties.get(MANIFEST_DV_STORAGE, MANIFEST_DV_INLINE)
     value = raw.strip().lower()
@@ -669,7 +670,7 @@ class LeafManifest:
                 if e.is_live and i not in self.deleted]
 
 
-#: Reads a v1-v3 manifest a root entry points to (after an upgrade, docs/v4-layout.md §14) as
+#: Reads a v1-v3 manifest a root entry points to (after an upgrade, docs/v4-layout.md#upgrade) as
 #: content entries in file order, every inherited value explicit; supplied by the table layer.
 LegacyLeafReader = Callable[[ContentEntry], Sequence[ContentEntry]]
 
@@ -682,7 +683,7 @@ def read_leaf_manifest(io: FileIO, root_entry: ContentEntry, *,
     its manifest DV (a type 5 entry of the same root) applied, checking the pair's rules
     (:func:`check_leaf`: kind, depth <= 2, record_count, manifest_stats, DV ordinals). A leaf
     whose header is not v4 is read by ``legacy`` when given (ordinals = record positions in
-    the v1-v3 manifest, docs/v4-layout.md §7), else ``UnsupportedVersion``."""
+    the v1-v3 manifest, docs/v4-layout.md#ordinals), else ``UnsupportedVersion``."""
     if manifest_dv is not None and manifest_dv.referenced_file != root_entry.location:
         raise InvalidMetadata("the manifest DV applies to another manifest", file=root_location,
                               field="referenced_file", value=manifest_dv.referenced_file)

@@ -25,9 +25,9 @@ Modes: ``append``; ``overwrite`` replaces, in one ``overwrite`` snapshot,
   files holding them are rewritten without them on the driver, copy-on-write), or every row
   when no filter is given (Java's ``overwriteByRowFilter(alwaysTrue)``).
 
-EXPERIMENTAL format-version 4 tables (docs/v4-layout.md §17): appends commit a ``V4Append``,
+EXPERIMENTAL format-version 4 tables (docs/v4-layout.md#maintenance): appends commit a ``V4Append``,
 static overwrites a ``V4Overwrite``, dynamic partition overwrites a ``V4ReplacePartitions``
-(§20).
+(docs/v4-layout.md#dynamic-overwrite).
 
 Flow: ``writer()`` (driver, at ``save()``) loads the table, checks the DataFrame's columns and
 types against the table schema (a wrong name or type fails before any task runs) and pins what
@@ -237,7 +237,7 @@ def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loaded
             replace_matching_rows(producer, io, md, overwrite.filter, branch=branch)
         producer.add_files(files)
         return producer
-    # EXPERIMENTAL v4 (docs/v4-layout.md §17): remove and rewrite by the copy-on-write plan
+    # EXPERIMENTAL v4 (docs/v4-layout.md#maintenance): remove and rewrite by the copy-on-write plan
     producer.overwrite = True
     plan = plan_copy_on_write(io, md, ALWAYS_TRUE if overwrite.filter is None
                               else overwrite.filter, branch=branch)

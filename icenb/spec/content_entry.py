@@ -143,7 +143,7 @@ def manifest_kind_for(content_type: ContentType) -> ManifestKind:
 
 
 # No doc strings: the Avro schema is written into every manifest's header, and a small
-# header keeps a one-entry root small (docs/v4-layout.md, section 1).
+# header keeps a one-entry root small (docs/v4-layout.md#manifest-files).
 def _req(fid: int, name: str, t: Any, doc: str | None = None) -> NestedField:
     return NestedField(fid, name, t, required=True)
 
@@ -823,7 +823,7 @@ def manifest_counts(entries: Sequence[ContentEntry]) -> dict[str, int]:
 def snapshot_root_manifest(snapshot: Mapping[str, Any], *, file: str | None = None) -> str:
     """The root manifest location of a v4 snapshot's JSON object: exactly one root per
     snapshot (proposal: "Every snapshot has exactly one Root Manifest"), named by
-    :data:`ROOT_MANIFEST_KEY`, and no manifest list (docs/v4-layout.md, section 5)."""
+    :data:`ROOT_MANIFEST_KEY`, and no manifest list (docs/v4-layout.md#root-pointer)."""
     sid = snapshot.get("snapshot-id")
     where = f"snapshots[{sid}]"
     root = snapshot.get(ROOT_MANIFEST_KEY)

@@ -359,7 +359,7 @@ class Snapshot:
                                       field="root_manifest", value=self.root_manifest)
             if self.manifest_list is not None or self.manifests is not None:
                 raise ValidationError("a v4 snapshot has one root manifest and no manifest "
-                                      "list (docs/v4-layout.md, section 5)",
+                                      "list (docs/v4-layout.md#root-pointer)",
                                       field="root_manifest", value=self.root_manifest)
         if self.first_row_id is not None and self.added_rows is None:
             raise ValidationError("added_rows is required when first_row_id is set",
@@ -451,7 +451,7 @@ def snapshot_from_json(obj: Any, *, format_version: int = 2, where: str = "") ->
     manifests: tuple[str, ...] | None = None
     root_manifest = opt_str(obj, ROOT_MANIFEST_KEY, where)
     if root_manifest is not None:
-        # EXPERIMENTAL v4 (docs/v4-layout.md, section 5): one root, no manifest list.
+        # EXPERIMENTAL v4 (docs/v4-layout.md#root-pointer): one root, no manifest list.
         if format_version < 4:
             raise InvalidMetadata(f"only format version 4 snapshots have a root manifest "
                                   f"(this table is v{format_version})",

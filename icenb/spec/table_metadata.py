@@ -118,7 +118,7 @@ __all__ = [
 MAX_FORMAT_VERSION = 4
 #: Highest format version icenb creates tables of. 4 is EXPERIMENTAL (docs/v4-layout.md).
 MAX_WRITE_FORMAT_VERSION = 4
-#: Highest format version a table can be upgraded to (v3 -> v4: docs/v4-layout.md §14).
+#: Highest format version a table can be upgraded to (v3 -> v4: docs/v4-layout.md#upgrade).
 MAX_UPGRADE_FORMAT_VERSION = 4
 
 T = TypeVar("T")

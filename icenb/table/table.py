@@ -538,7 +538,8 @@ class Table:
         if _is_spark_dataframe(data):
             return self._write_spark(data, Overwrite(dynamic=True), branch,
                                      snapshot_properties)
-        if self._metadata.format_version >= 4:  # EXPERIMENTAL v4 (docs/v4-layout.md §20)
+        if self._metadata.format_version >= 4:  # EXPERIMENTAL v4
+                                                # (docs/v4-layout.md#dynamic-overwrite)
             from icenb.table.commit.v4_replace_partitions import v4_dynamic_partition_overwrite
 
             return v4_dynamic_partition_overwrite(self, data, branch=branch,

@@ -2,7 +2,8 @@
 
 Issue 7 item 7; single-file-commits proposal goals: one new metadata file (besides the table
 metadata JSON) for a small commit, and metadata written proportional to the change, not to the
-table (docs/v4-layout.md §11-§13). Twin tables, format-version 3 and 4, same schema
+table (docs/v4-layout.md#appends, #removals, #row-deltas). Twin tables, format-version 3 and 4, same
+schema
 (``id long, p int``, identity-partitioned by ``p``), same files:
 
 - table A: ``--small`` data files (default 1,000) added in one metadata-level append;

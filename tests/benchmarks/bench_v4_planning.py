@@ -1,6 +1,6 @@
 """Benchmark: planning a large format-version 4 table (files in leaves) vs its v3 twin.
 
-Issue 7; docs/v4-layout.md §10 (v4 planning converts leaf entries to v3's entry table). Twin
+Issue 7; docs/v4-layout.md#planning (v4 planning converts leaf entries to v3's entry table). Twin
 tables, format-version 3 and 4, same schema (8 columns: ``id long, p int, a long, b int,
 c double, d string, e long, f int``, identity-partitioned by ``p``), same files: ``--manifests``
 metadata-level appends (default 100) of ``--per-manifest`` :class:`DataFile` records (default

@@ -1,7 +1,8 @@
-"""Spark writes to an EXPERIMENTAL format-version 4 table (docs/v4-layout.md §17): an append
+"""Spark writes to an EXPERIMENTAL format-version 4 table (docs/v4-layout.md#maintenance): an append
 commits a root manifest (``V4Append``), a static overwrite removes files through the v4 tree
 (``V4Overwrite``), a dynamic overwrite replaces the DataFrame's partitions
-(``V4ReplacePartitions``, §20). Read back through icenb and through the ``icenb`` Spark data
+(``V4ReplacePartitions``, docs/v4-layout.md#dynamic-overwrite). Read back through icenb and through
+the ``icenb`` Spark data
 source."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """EXPERIMENTAL format-version 4 table metadata (single-file-commits proposal,
-docs/v4-layout.md section 5): a v4 snapshot names one ``root-manifest`` and no manifest list;
+docs/v4-layout.md#root-pointer): a v4 snapshot names one ``root-manifest`` and no manifest list;
 v1-v3 snapshots never have a root."""
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ stays while any kept snapshot names it) - manifest lists, manifests, the content
 them; statistics and partition statistics files no longer registered. EXPERIMENTAL v4 snapshots
 reach files through their root manifest: its live file entries, its live leaves (v4 or, after
 an upgrade, v1-v3 manifests) minus the ordinals its manifest DVs delete, and the Puffin files of
-manifest DVs (docs/v4-layout.md §17). Whole-file reachability per snapshot matters there: a file
+manifest DVs (docs/v4-layout.md#maintenance). Whole-file reachability per snapshot matters there: a
+file
 a manifest DV removed is gone from every later snapshot while its leaf is still referenced.
 """
 

@@ -22,8 +22,10 @@ Resolution and Retry". Behaviour and checks follow Iceberg Java 1.10's ``ManageS
   whose parent must be an ancestor of the branch and whose partitions must not have changed
   since; the new snapshot's summary has ``source-snapshot-id`` (and ``published-wap-id`` for
   a ``wap.id``). On an EXPERIMENTAL v4 table the picked append is re-applied as a
-  :class:`~icenb.table.commit.v4_append.V4Append` (docs/v4-layout.md §17), a dynamic overwrite as
-  a :class:`~icenb.table.commit.v4_replace_partitions.V4ReplacePartitions` (§20). A snapshot that
+  :class:`~icenb.table.commit.v4_append.V4Append` (docs/v4-layout.md#maintenance), a dynamic
+  overwrite as
+  a :class:`~icenb.table.commit.v4_replace_partitions.V4ReplacePartitions`
+  (docs/v4-layout.md#dynamic-overwrite). A snapshot that
   is already an ancestor of the branch, or was already picked into it, or whose ``wap.id`` was
   already published there, is refused, as is any other operation.
 
@@ -485,7 +487,7 @@ def _added_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
 
 def _added_v4_data_files(table: Table, snap: Snapshot) -> list[DataFile]:
     """The data files a v4 snapshot added: ADDED data entries of its root and of the leaves
-    it added (inheritance applied), as v3 files to add again (docs/v4-layout.md §17)."""
+    it added (inheritance applied), as v3 files to add again (docs/v4-layout.md#maintenance)."""
     from icenb.io.root_manifest import read_leaves, read_root_manifest
     from icenb.spec.content_entry import ContentType
     from icenb.table.scan.v4_planning import manifest_entry_of
@@ -569,7 +571,8 @@ class _CherryPickMergeAppend(_PickChecks, MergeAppend):
 
 
 class _CherryPickV4Append(_PickChecks, V4Append):
-    """A picked ``append`` re-applied on an EXPERIMENTAL v4 table (docs/v4-layout.md §17)."""
+    """A picked ``append`` re-applied on an EXPERIMENTAL v4 table
+    (docs/v4-layout.md#maintenance)."""
 
 
 class _CherryPickOverwrite(_PickChecks, ReplacePartitions):
@@ -579,7 +582,7 @@ class _CherryPickOverwrite(_PickChecks, ReplacePartitions):
 
 class _CherryPickV4Overwrite(_PickChecks, V4ReplacePartitions):
     """A picked dynamic partition overwrite re-applied on an EXPERIMENTAL v4 table
-    (docs/v4-layout.md §20)."""
+    (docs/v4-layout.md#dynamic-overwrite)."""
 
 
 def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> Snapshot:

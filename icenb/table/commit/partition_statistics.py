@@ -117,7 +117,7 @@ def _column(field_id: int, required: bool, **defaults: Any) -> NestedField:
 def partition_stats_schema(partition_type: StructType, format_version: int) -> Schema:
     """The schema of a partition statistics file for a unified partition type (spec: "Partition
     Statistics File"; v3, as Java: delete counts required and ``dv_count`` (13) added; the
-    experimental v4 uses v3's, docs/v4-layout.md §18)."""
+    experimental v4 uses v3's, docs/v4-layout.md#inspect)."""
     if not partition_type.fields:
         raise UnsupportedFeature("partition statistics need a partitioned table",
                                  field="partition-specs")
@@ -226,7 +226,8 @@ def compute_partition_stats(io: FileIO, metadata: TableMetadata, snapshot_id: in
     assert snapshot is not None
     parts = [target.empty_table()]
     if snapshot.root_manifest is not None:
-        # v4: the root's and live leaves' entries, manifest DVs as DELETED (v4-layout §18)
+        # v4: the root's and live leaves' entries, manifest DVs as DELETED
+        # (docs/v4-layout.md#inspect)
         every = snapshot_entries(io, metadata, snapshot, cache=cache).entries
         spec_ids = every.column("partition_spec_id")
         for spec_id in sorted(set(spec_ids.to_pylist())):

@@ -7,7 +7,7 @@ of the new version that carries the old manifests as they are. Upgrading to v3 s
 lineage at ``next-row-id`` 0 (spec: Row Lineage); the first v3 snapshot assigns ``first_row_id``
 to every data manifest that has none, as Iceberg Java 1.10's manifest list writer does.
 Upgrading a v3 table to EXPERIMENTAL v4 rewrites nothing either; the first v4 commit turns
-the parent's manifest-list entries into root entries (docs/v4-layout.md §14).
+the parent's manifest-list entries into root entries (docs/v4-layout.md#upgrade).
 A downgrade is refused (``ValidationError``); the current version is a no-op.
 """
 

@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 #: Table property: the most new files one commit adds as root entries; more go into one new
-#: leaf manifest per partition spec (docs/v4-layout.md §11). 0: always a leaf.
+#: leaf manifest per partition spec (docs/v4-layout.md#appends). 0: always a leaf.
 ROOT_ENTRY_LIMIT = V4_ROOT_ENTRY_LIMIT
 #: Default of :data:`ROOT_ENTRY_LIMIT`: the proposal's append examples put one new file in the
 #: root and three new files in a leaf.
@@ -58,7 +58,8 @@ DEFAULT_ROOT_ENTRY_LIMIT = 2
 
 
 def content_entry_of(f: DataFile, metadata: TableMetadata) -> ContentEntry:
-    """A new content file as the ADDED v4 entry a commit writes (docs/v4-layout.md §3-§4:
+    """A new content file as the ADDED v4 entry a commit writes (docs/v4-layout.md#content-stats,
+    #partition-tuple:
     metrics and partition tuple in ``content_stats``; snapshot id and sequence numbers left
     null to be inherited, an explicit data sequence number kept)."""
     spec = metadata.spec_by_id(f.spec_id)
@@ -144,7 +145,7 @@ class V4Append(FastAppend):
 
     def _carried(self, base: TableMetadata, parent: Snapshot | None) -> list[ContentEntry]:
         """The parent root's live entries as EXISTING, with their resolved snapshot ids,
-        sequence numbers and row ids (docs/v4-layout.md §8)."""
+        sequence numbers and row ids (docs/v4-layout.md#inheritance)."""
         if parent is None:
             return []
         from icenb.table.commit.v4_upgrade import parent_root
@@ -155,7 +156,7 @@ class V4Append(FastAppend):
     def _compact(self, base: TableMetadata, carried: list[ContentEntry]) -> list[ContentEntry]:
         """The one compaction hook of every v4 producer: the carried entries (after the
         commit's removals, before its new entries) with small children combined per
-        ``write.v4.compaction.*`` (docs/v4-layout.md §16). New leaves are attempt files."""
+        ``write.v4.compaction.*`` (docs/v4-layout.md#compaction). New leaves are attempt files."""
         if self._attempt is None:
             return carried
         from icenb.table.commit.v4_compaction import compact_root_entries

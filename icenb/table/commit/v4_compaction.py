@@ -1,4 +1,4 @@
-"""Manifest compaction during EXPERIMENTAL format-version 4 commits (docs/v4-layout.md §16).
+"""Manifest compaction during EXPERIMENTAL format-version 4 commits (docs/v4-layout.md#compaction).
 
 Proposal, "Manifest Compaction": *"During any commit, existing Data Files, Manifests and
 Manifest Delete Vectors can be combined to reduce the total number of children under the root
@@ -101,7 +101,7 @@ def compact_root_entries(io: FileIO, metadata: TableMetadata, entries: Sequence[
                          sequence_number: int, legacy: LegacyLeafReader | None = None
                          ) -> Compaction:
     """Compact the carried root ``entries`` of a commit (``snapshot_id``, ``sequence_number``)
-    per the table's ``write.v4.compaction.*`` properties (docs/v4-layout.md §16).
+    per the table's ``write.v4.compaction.*`` properties (docs/v4-layout.md#compaction).
 
     Per (kind, partition spec) group with at least the minimum count of live children, the
     eligible children (EXISTING root files; EXISTING leaves not targeted by a DV of this commit,

@@ -5,7 +5,7 @@ ADDED Delete Vector which removes the data or delete file from a child manifest.
 the copy on write behavior ... of removing and adding a child manifest with a net change to the
 data ... Whenever a change is made to leaf manifests, it should be marked by newly added
 Manifest Delete Vectors."* Examples "Removing a File From the Root Manifest", "... From a Leaf
-Manifest", "Overwrite Files in Root Manifest", "... in Leaf Manifest" (docs/v4-layout.md §12).
+Manifest", "Overwrite Files in Root Manifest", "... in Leaf Manifest" (docs/v4-layout.md#removals).
 
 :class:`V4Overwrite` removes files and adds new ones in one snapshot: a removed root entry
 becomes DELETED in the new root; a removed leaf entry is marked by a manifest DV over its leaf
@@ -58,7 +58,7 @@ __all__ = ["V4Overwrite", "v4_delete_rows", "v4_overwrite_rows", "validate_copy_
 
 def _deleted(e: ContentEntry) -> ContentEntry:
     """``e`` as the DELETED entry of this commit: resolved sequence numbers kept, snapshot id
-    null = "deleted by this snapshot" (docs/v4-layout.md §8)."""
+    null = "deleted by this snapshot" (docs/v4-layout.md#inheritance)."""
     vi = e.version_info
     return replace(e, version_info=VersionInfo(EntryStatus.DELETED, None, vi.sequence_number,
                                                vi.file_sequence_number))
@@ -80,7 +80,7 @@ class V4Overwrite(V4Validation, V4Append):
         self._first_parent: int | bool | None = False  # False: no attempt yet
         #: An overwrite is an ``overwrite`` snapshot even when it adds no file (as v3).
         self.overwrite = False
-        self._init_validation()  # concurrent-commit checks, docs/v4-layout.md §12
+        self._init_validation()  # concurrent-commit checks, docs/v4-layout.md#removals
 
     def operation(self) -> str:
         return str(Operation.OVERWRITE if self._files or self.overwrite else Operation.DELETE)
@@ -173,7 +173,7 @@ class V4Overwrite(V4Validation, V4Append):
 
     #: An overwrite without filter: on a retry, data files committed since the first attempt
     #: are removed too and files removed meanwhile are no conflict (v3's
-    #: ``overwriteByRowFilter(alwaysTrue)``, docs/v4-layout.md §12).
+    #: ``overwriteByRowFilter(alwaysTrue)``, docs/v4-layout.md#removals).
     remove_concurrent_data = False
 
     def _reapply_overwrite_all(self, base: TableMetadata, parent: Snapshot) -> None:
@@ -215,7 +215,7 @@ class V4Overwrite(V4Validation, V4Append):
     def _leaves_to_read(self, base: TableMetadata, root: ContentManifest,
                         data_paths: set[str] | None) -> list[ContentEntry] | None:
         """The live leaf entries of ``root`` that may hold a file to remove (by the partition
-        summaries in their aggregated stats, docs/v4-layout.md §12), a data DV or delete file
+        summaries in their aggregated stats, docs/v4-layout.md#removals), a data DV or delete file
         of one, or a delete file older than every kept data file; data leaves when
         ``data_paths`` is None, else delete leaves. None: cannot tell, read every leaf."""
         dv_targets = {e.referenced_file for e in root.entries
@@ -352,7 +352,7 @@ class V4Overwrite(V4Validation, V4Append):
         """The attempt's new manifest DVs (leaf entry, ordinals): inline, or with
         ``write.v4.manifest-dv.storage`` = ``puffin`` the blobs of one Puffin file
         ``<commit-uuid>-dv<N>.puffin`` in the metadata directory, an attempt file
-        (docs/v4-layout.md §6)."""
+        (docs/v4-layout.md#manifest-dvs)."""
         if not dvs:
             return []
         if manifest_dv_storage(base.properties) == MANIFEST_DV_INLINE:
@@ -421,7 +421,7 @@ def may_hold(summaries: tuple[FieldSummary, ...], ptype: Any, partition: tuple[A
 
 def _union(leaf: LeafManifest, ordinals: Iterable[int]) -> DeletionVector:
     """The leaf's new manifest DV: its live DV's ordinals and the new ones (docs/v4-layout.md
-    §6: one live DV per leaf)."""
+    docs/v4-layout.md#manifest-dvs: one live DV per leaf)."""
     return leaf.deleted | DeletionVector.from_positions(sorted(ordinals))
 
 
@@ -442,7 +442,7 @@ def validate_copy_on_write(producer: V4Overwrite, metadata: TableMetadata,
     """Spark's copy-on-write conflict detection, as v3's (``copy_on_write._validated``): from
     the scanned snapshot, with the filter; concurrent deletes for replaced files conflict,
     concurrent appends the filter may match too under ``serializable`` isolation
-    (``write.<operation>.isolation-level``, docs/v4-layout.md §12)."""
+    (``write.<operation>.isolation-level``, docs/v4-layout.md#removals)."""
     from icenb.table.commit.validation import IsolationLevel, isolation_level
 
     if snapshot_id is not None:
@@ -497,7 +497,7 @@ def v4_overwrite_rows(table: Table, data: Any, filter: str | Expression | None =
     """Replace the rows matching ``filter`` (None: every row) by ``data`` in one
     ``overwrite`` snapshot of a v4 table (remove + add, see :func:`v4_delete_rows`). Without a
     filter nothing is validated and files appended concurrently are removed too (v3's
-    ``overwriteByRowFilter(alwaysTrue)`` re-applied on retries, docs/v4-layout.md §12)."""
+    ``overwriteByRowFilter(alwaysTrue)`` re-applied on retries, docs/v4-layout.md#removals)."""
     producer = _producer(table, branch, snapshot_properties)
     producer.overwrite = True
     try:

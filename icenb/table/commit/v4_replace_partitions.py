@@ -1,4 +1,4 @@
-"""EXPERIMENTAL format-version 4 dynamic partition overwrite (docs/v4-layout.md §20).
+"""EXPERIMENTAL format-version 4 dynamic partition overwrite (docs/v4-layout.md#dynamic-overwrite).
 
 v3's :class:`~icenb.table.commit.overwrite.ReplacePartitions` (Java's
 ``BaseReplacePartitions``) on a root manifest: each attempt removes every live file of the
@@ -6,7 +6,8 @@ parent whose (spec id, partition) is one of the added files' partitions - data f
 data DVs and the delete files of those partitions - then adds the new files; an unpartitioned
 table is replaced whole. Removals are those of :class:`~icenb.table.commit.v4_overwrite.V4Overwrite`
 (proposal, "Overwrite Files in Root/Leaf Manifest": a root entry becomes DELETED, a leaf entry
-is marked by a new manifest DV over its leaf; §12). Operation ``overwrite``, summary
+is marked by a new manifest DV over its leaf; docs/v4-layout.md#removals). Operation ``overwrite``,
+summary
 ``replace-partitions=true``; concurrent-commit validation as v3's when asked.
 """
 
@@ -69,7 +70,7 @@ class V4ReplacePartitions(V4Overwrite):
 
     def _live_data_in_scope(self, base: TableMetadata, parent: Snapshot) -> list[DataFile]:
         """The parent's live data files in the partitions to drop, reading only the data
-        leaves whose partition summaries may hold one (docs/v4-layout.md §12)."""
+        leaves whose partition summaries may hold one (docs/v4-layout.md#removals)."""
         root = parent_root(self._io, base, parent)
         out = [self._data_file(base, e) for e in root.entries
                if e.is_live and e.content_type == ContentType.DATA and self._in_scope(base, e)]

@@ -4,7 +4,7 @@ Proposal, "Row Delta": *"A Row Delta can be performed at the Root Manifest level
 root level file delete vector and adding a new root level file"*; "A Complex Row Delta with
 Modified Delete Vectors": *"All delete files are removed with delete vectors applied to delete
 manifests, new delete vectors are created in new delete manifests (or at the Root.) Updated data
-files can be created in new data manifests (or at the Root.)"* (docs/v4-layout.md §13).
+files can be created in new data manifests (or at the Root.)"* (docs/v4-layout.md#row-deltas).
 
 :class:`V4RowDelta` adds data DVs (Puffin, type 1) and data files as :class:`V4Append` places
 new files (root entries up to ``write.v4.root-entry-limit``, else one leaf per kind and spec);
@@ -17,7 +17,7 @@ Equality delete files (type 2, ``equality_ids``) are added the same way (proposa
 files": *"The same procedure is used for Equality Deletes or Delete Vectors"*):
 :func:`v4_equality_delta` is ``delete_by_key`` and ``upsert`` of
 :mod:`icenb.table.row_level.merge_on_read`
-on a v4 table (docs/v4-layout.md §15).
+on a v4 table (docs/v4-layout.md#equality-deletes).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class V4RowDelta(V4Overwrite):
         """The added delete files: DVs, then equality delete files."""
         return (*self._dvs, *self._eq_deletes)
 
-    #: v3 ``RowDelta``'s validation rules (docs/v4-layout.md §13)
+    #: v3 ``RowDelta``'s validation rules (docs/v4-layout.md#row-deltas)
     _row_delta_rules = True
 
     def _new_dvs(self) -> list[DataFile]:
@@ -132,7 +132,7 @@ class V4RowDelta(V4Overwrite):
         return [(d.spec_id, tuple(d.partition)) for d in self._dvs]
 
     def _removes(self, e: ContentEntry, data_paths: set[str]) -> bool:
-        """Also a live DV of a data file that gets a new DV (docs/v4-layout.md §13)."""
+        """Also a live DV of a data file that gets a new DV (docs/v4-layout.md#row-deltas)."""
         if e.content_type == ContentType.POSITION_DELETE and any(
                 d.referenced_data_file == e.referenced_file for d in self._dvs):
             return True
@@ -231,7 +231,7 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
 def v4_live_data_spec_ids(io: FileIO, snapshot: Snapshot) -> list[int]:
     """Partition specs of a v4 snapshot that may hold live data, in root order: live data file
     entries, and live data manifests with added or existing files not all removed by their
-    manifest DV (whose ordinals are live entries, docs/v4-layout.md §12) - as v3 reads them
+    manifest DV (whose ordinals are live entries, docs/v4-layout.md#removals) - as v3 reads them
     from the manifest list for ``delete_by_key`` / ``upsert``."""
     assert snapshot.root_manifest is not None
     root = read_root_manifest(io, snapshot.root_manifest, snapshot_id=snapshot.snapshot_id,
@@ -260,7 +260,8 @@ def v4_equality_delta(table: Table, snapshot: Snapshot | None, keys: pa.Table,
     rows inherit the deletes' sequence number, so only older rows are deleted (spec: "Scan
     Planning"). None when there is nothing to commit. With ``isolation``, validated as v3
     with the keys as conflict filter
-    (:func:`~icenb.table.commit.validation.validate_row_delta`, docs/v4-layout.md §15)."""
+    (:func:`~icenb.table.commit.validation.validate_row_delta`,
+    docs/v4-layout.md#equality-deletes)."""
     from icenb.table.row_level.merge_on_read import equality_deletes_of, key_filter
 
     producer = _new_row_delta(table, branch, snapshot_properties)

@@ -2,7 +2,7 @@
 
 Proposal, "Upgrade": *"Migrating from a V3 Manifest List to a V4 Root Manifest requires just
 propagating every Manifest List Entry into a V4 RootManifest entry. The first commit to a V4
-table must perform this migration."* icenb's choices: docs/v4-layout.md §14.
+table must perform this migration."* icenb's choices: docs/v4-layout.md#upgrade.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _count(v: int | None, name: str, m: ManifestFile) -> int:
 def root_entry_of(m: ManifestFile) -> ContentEntry:
     """The EXISTING root entry (type 3 or 4) of a v3 manifest-list entry: same file, counts as
     ``manifest_stats``, partition summaries as ``content_stats.partitions``, sequence numbers,
-    adding snapshot and ``first_row_id`` kept (docs/v4-layout.md §14)."""
+    adding snapshot and ``first_row_id`` kept (docs/v4-layout.md#upgrade)."""
     stats = ManifestStats(
         _count(m.added_files_count, "added_files_count", m),
         _count(m.existing_files_count, "existing_files_count", m),
@@ -83,7 +83,7 @@ def root_entries_of_manifest_list(io: FileIO, metadata: TableMetadata, parent: S
 
 def parent_root(io: FileIO, metadata: TableMetadata, parent: Snapshot) -> ContentManifest:
     """The root a v4 commit builds on: the parent's root manifest, or on the first v4 commit
-    after an upgrade its manifest list as root entries (docs/v4-layout.md §14)."""
+    after an upgrade its manifest list as root entries (docs/v4-layout.md#upgrade)."""
     if parent.root_manifest is None:
         return ContentManifest(parent.manifest_list or "", ManifestKind.ROOT,
                                tuple(root_entries_of_manifest_list(io, metadata, parent)), 0)
@@ -110,7 +110,7 @@ def legacy_position_deletes(f: DataFile, metadata: TableMetadata, version_info: 
 
 def legacy_leaf_reader(io: FileIO, metadata: TableMetadata) -> LegacyLeafReader:
     """A reader of the v1-v3 manifests a v4 root lists after an upgrade: every record in file
-    order (ordinal = position, docs/v4-layout.md §7) as a content entry with its status and
+    order (ordinal = position, docs/v4-layout.md#ordinals) as a content entry with its status and
     every inherited value (snapshot id, sequence numbers, first row id) explicit, as v3's
     reader resolves them from the root entry (:func:`manifest_file_of`). A position delete file
     that is not a DV is a :class:`~icenb.spec.content_entry.LegacyPositionDeletes`."""

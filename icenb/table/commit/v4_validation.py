@@ -6,7 +6,8 @@ operation's start added (:class:`~icenb.table.commit.merging.MergingSnapshotProd
 a snapshot's changes are in its root manifest (proposal, "Commit Procedure"): file entries with
 status ADDED / DELETED, ADDED leaf manifests (their ADDED entries), and new manifest DVs whose
 ordinals (minus those of the DV they replace in the same root) remove leaf entries
-(docs/v4-layout.md §12). Compacted leaves (EXISTING, §16) change nothing and are skipped.
+(docs/v4-layout.md#removals). Compacted leaves (EXISTING, docs/v4-layout.md#compaction) change
+nothing and are skipped.
 
 :func:`snapshots_since` walks the parent chain; :func:`snapshot_changes` reads one snapshot;
 :func:`added_files_since` / :func:`removed_files_since` give v3 :class:`DataFile` objects (via
@@ -87,7 +88,8 @@ def _by(e: ContentEntry, snapshot: Snapshot) -> bool:
 
 
 def _legacy_changes(io: FileIO, metadata: TableMetadata, snapshot: Snapshot) -> SnapshotChanges:
-    """A snapshot with a manifest list (before an upgrade, §14): its own manifests' ADDED and
+    """A snapshot with a manifest list (before an upgrade, docs/v4-layout.md#upgrade): its own
+    manifests' ADDED and
     DELETED entries, as v3 reads them."""
     added: list[DataFile] = []
     removed: list[DataFile] = []
@@ -196,7 +198,8 @@ class V4Validation:
     for copy-on-write, :class:`~icenb.table.commit.row_delta.RowDelta` when
     :attr:`_row_delta_rules`); mixed into
     :class:`~icenb.table.commit.v4_overwrite.V4Overwrite`, which calls
-    :meth:`_validate_concurrent` once per attempt (docs/v4-layout.md §12, §13, §15)."""
+    :meth:`_validate_concurrent` once per attempt (docs/v4-layout.md#removals, #row-deltas,
+    #equality-deletes)."""
 
     _io: FileIO
     _first_parent: int | bool | None

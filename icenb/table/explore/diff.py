@@ -378,7 +378,7 @@ def _file_set(metadata: TableMetadata, entries: pa.Table, max_files: int
 def _live_files(io: FileIO, metadata: TableMetadata, snapshot: Snapshot,
                 cache: ManifestCache) -> LiveFiles:
     """A snapshot's live data and delete file entries; on a v4 snapshot those of its root and
-    live leaves, without the entries its manifest DVs remove (docs/v4-layout.md §18)."""
+    live leaves, without the entries its manifest DVs remove (docs/v4-layout.md#inspect)."""
     if snapshot.root_manifest is None:
         return live_data_files(io, metadata, snapshot.snapshot_id, columns=_COLUMNS,
                                cache=cache)

@@ -503,7 +503,7 @@ def _spec_changes(fid: int, before: PartitionFieldVersion | None,
 
 def _v4_usage(io: FileIO, metadata: TableMetadata, snapshot: Snapshot) -> dict[int, SpecUsage]:
     """Per spec id of a v4 snapshot: its root's live leaves, and the live files and rows of
-    the root and those leaves, manifest DVs applied (docs/v4-layout.md §18)."""
+    the root and those leaves, manifest DVs applied (docs/v4-layout.md#inspect)."""
     got = snapshot_entries(io, metadata, snapshot, cache=shared_manifest_cache(io))
     acc: dict[int, list[int]] = {}
     for e in got.leaves:

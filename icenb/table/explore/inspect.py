@@ -53,7 +53,7 @@ snapshot commit time, then the highest spec id), where the reference keeps which
 the newest snapshot it happened to count first; as there, entries of expired snapshots do not
 count (a partition with only such entries has ``spec_id`` 0).
 
-EXPERIMENTAL format-version 4 snapshots (root + leaf manifests, docs/v4-layout.md §18): the
+EXPERIMENTAL format-version 4 snapshots (root + leaf manifests, docs/v4-layout.md#inspect): the
 entry rows come from the root and its live leaves
 (:func:`~icenb.table.scan.v4_planning.snapshot_entries`), a leaf entry a manifest DV removes reading
 DELETED; ``manifests`` lists the root's live leaves with ``manifest_dv_removed_count``; v4
@@ -221,7 +221,7 @@ class InspectTables:
                 pa.string()),
             "manifest_list": pa.array([s.manifest_list for s in snaps], pa.string()),
             "summary": pa.array(summaries, pa.map_(pa.string(), pa.string())),
-            # v4 tables: the snapshot's root manifest (docs/v4-layout.md §18)
+            # v4 tables: the snapshot's root manifest (docs/v4-layout.md#inspect)
             **({"root_manifest": pa.array([s.root_manifest for s in snaps], pa.string())}
                if self._table.metadata.format_version >= 4 else {}),
         })
@@ -293,7 +293,7 @@ class InspectTables:
     @_tagged
     def manifests(self, snapshot_id: int | None = None) -> pa.Table:
         """The manifests of a snapshot (default: the current one; none without one). On a v4
-        snapshot: the live leaf manifests its root lists (docs/v4-layout.md §18)."""
+        snapshot: the live leaf manifests its root lists (docs/v4-layout.md#inspect)."""
         snap = self._snapshot(snapshot_id)
         return self._manifests_of(snap)
 
@@ -436,7 +436,7 @@ class InspectTables:
     def _all_raw(self, content: ManifestContent | None = None) -> pa.Table:
         """The entry rows of the distinct manifests of every snapshot. In a v4 table a root is
         a manifest of its own (its carried files repeat per root); a leaf's entry is kept once
-        per status it has under the roots that list it (docs/v4-layout.md §18)."""
+        per status it has under the roots that list it (docs/v4-layout.md#inspect)."""
         md = self._table.metadata
         if md.format_version < 4:
             manifests = self._reachable()[0]
@@ -507,7 +507,7 @@ class InspectTables:
             "data_file": data_file,
         }
         if self._table.metadata.format_version >= 4:
-            # v4: the root or leaf manifest listing the entry (docs/v4-layout.md §18)
+            # v4: the root or leaf manifest listing the entry (docs/v4-layout.md#inspect)
             columns["manifest_path"] = raw.column("manifest_path").cast(pa.string())
         return pa.table(columns)
 

@@ -195,7 +195,8 @@ class EntryEdge:
     snapshot_id: int | None
     sequence_number: int | None
     content_offset: int | None = None  # the DV's blob offset (None for other files)
-    ordinal: int | None = None     # v4: the entry's position in its manifest (docs §7)
+    ordinal: int | None = None     # v4: the entry's position in its manifest
+                                   # (docs/v4-layout.md#ordinals)
     removed_by: tuple[str, ...] = ()  # v4: keys of the manifest DVs that remove this row
 
     @property
@@ -227,7 +228,7 @@ class RootNode:
 @dataclass(frozen=True)
 class ManifestDVNode:
     """A manifest delete vector (content type 5): the leaf manifest it applies to and the
-    ordinals (docs/v4-layout.md §7) it removes; drawn once however many roots carry it."""
+    ordinals (docs/v4-layout.md#ordinals) it removes; drawn once however many roots carry it."""
 
     key: str
     location: str
@@ -398,7 +399,8 @@ def _read_entries(io: FileIO, m: ManifestFile, format_version: int, max_files: i
                   cache: ManifestCache | None, ordinals: bool = False
                   ) -> tuple[list[FileNode], list[EntryEdge], int, int]:
     """The shown entries of one manifest (head and tail), the total and the hidden count;
-    ``ordinals``: note each entry's position (a v3 manifest under a v4 root, docs §7)."""
+    ``ordinals``: note each entry's position (a v3 manifest under a v4 root,
+    docs/v4-layout.md#ordinals)."""
     table = read_manifest_entries(io, [m], format_version, columns=_ENTRY_COLUMNS, cache=cache)
     n = table.num_rows
     keep = _fold_indices(n, max_files)
@@ -645,7 +647,8 @@ def _real_leaf(io: FileIO, root_location: str) -> LeafSource:
         try:
             m = read_content_manifest(io, e.location, length=e.file_size_in_bytes)
         except UnsupportedVersion:
-            return manifest_file_of(e)   # a v1-v3 manifest after an upgrade (docs §14)
+            return manifest_file_of(e)   # a v1-v3 manifest after an upgrade
+                                         # (docs/v4-layout.md#upgrade)
         return inherit(m.entries, InheritFrom.from_root_entry(e, file=root_location),
                        file=m.location)
     return read

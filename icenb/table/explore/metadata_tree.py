@@ -88,7 +88,7 @@ class TreeEntry:
     file_sequence_number: int | None
     file: DataFile
     applies_to: tuple[str, ...] = ()
-    ordinal: int | None = None     # v4: position in its manifest (docs/v4-layout.md §7)
+    ordinal: int | None = None     # v4: position in its manifest (docs/v4-layout.md#ordinals)
     removed: bool = False          # v4: a manifest DV of the root removes this leaf row
 
     @property
@@ -425,7 +425,8 @@ def _root_index(io: FileIO, metadata: TableMetadata, snap: Snapshot, max_manifes
                 max_files: int, cache: ManifestCache) -> TreeIndex:
     """A v4 snapshot's root manifest as the tree's index (kind "root"): its files, its leaf
     manifests (drawn ones read; DV-removed rows marked) and its manifest DVs
-    (docs/v4-layout.md §5-§7). Unreadable files raise, as for v1-v3 trees."""
+    (docs/v4-layout.md#root-pointer, #manifest-dvs, #ordinals). Unreadable files raise, as for v1-v3
+    trees."""
     root_loc = snap.root_manifest or ""
     root = read_root_manifest(io, root_loc, snapshot_id=snap.snapshot_id,
                               sequence_number=snap.sequence_number)
@@ -451,7 +452,8 @@ def _root_index(io: FileIO, metadata: TableMetadata, snap: Snapshot, max_manifes
         e = leaves[pos]
         try:
             m = read_content_manifest(io, e.location, length=e.file_size_in_bytes)
-        except UnsupportedVersion:   # a v1-v3 manifest under an upgraded root (§14)
+        except UnsupportedVersion:   # a v1-v3 manifest under an upgraded root
+                                     # (docs/v4-layout.md#upgrade)
             v3 = read_manifest_entries(io, [manifest_file_of(e)], 3, cache=cache)
             n = v3.num_rows
             keep, khead = _fold_positions(n, max_files)

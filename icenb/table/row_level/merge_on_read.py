@@ -221,7 +221,7 @@ def delete_merge_on_read(table: Table, filter: str | Expression, *,
     hits = _matching(table, snap, expr, ())
     if not hits:
         return None
-    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §13
+    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md#row-deltas
         from icenb.table.commit.v4_row_delta import v4_row_delta
 
         return v4_row_delta(table, hits, None, branch=branch,
@@ -241,7 +241,7 @@ def delete_merge_on_read(table: Table, filter: str | Expression, *,
 
 def _live_data_spec_ids(table: Table, snap: Snapshot) -> list[int]:
     """Partition specs of the snapshot's data manifests that may hold live files."""
-    if snap.root_manifest is not None:  # EXPERIMENTAL v4, docs/v4-layout.md §15
+    if snap.root_manifest is not None:  # EXPERIMENTAL v4, docs/v4-layout.md#equality-deletes
         from icenb.table.commit.v4_row_delta import v4_live_data_spec_ids
 
         return v4_live_data_spec_ids(table.io, snap)
@@ -340,7 +340,7 @@ def delete_by_key(table: Table, keys: Any, *, on: str | Sequence[str] | None = N
     if snap is None or conformed.num_rows == 0:
         return None
     _key_specs(table, snap, fields)
-    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §15
+    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md#equality-deletes
         from icenb.table.commit.v4_row_delta import v4_equality_delta
 
         return v4_equality_delta(table, snap, conformed, names, None, branch=branch,
@@ -383,7 +383,7 @@ def upsert(table: Table, data: Any, *, on: str | Sequence[str] | None = None,
     snap = branch_snapshot(md, branch)
     if snap is not None:
         _key_specs(table, snap, fields)
-    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §15
+    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md#equality-deletes
         from icenb.table.commit.v4_row_delta import v4_equality_delta
 
         committed = v4_equality_delta(table, snap, keys, names, rows, branch=branch,
@@ -484,7 +484,7 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
     names = [f.name for f in md.schema.fields]
     old = pa.concat_tables([rows.select(names) for _, rows in hits])
     new_rows = _assigned(old, table, set)
-    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §13
+    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md#row-deltas
         from icenb.table.commit.v4_row_delta import v4_row_delta
 
         return v4_row_delta(table, hits, new_rows, branch=branch,
@@ -505,7 +505,7 @@ def _update_copy_on_write_v4(table: Table, plan: CopyOnWritePlan, expr: Expressi
                              snapshot_properties: Mapping[str, str] | None) -> Snapshot:
     """The copy-on-write update of a v4 table: the rewritten files leave as DELETED root entries
     or through manifest DVs, the rewritten rows come in, in one ``overwrite`` snapshot
-    validated as v3's (``write.update.isolation-level``, docs/v4-layout.md §12)."""
+    validated as v3's (``write.update.isolation-level``, docs/v4-layout.md#removals)."""
     from icenb.table.commit.v4_overwrite import V4Overwrite, validate_copy_on_write
 
     producer = table_producer("overwrite", table, V4Overwrite, branch=branch,
@@ -539,7 +539,7 @@ def _update_copy_on_write(table: Table, set: Mapping[str, Assignment], expr: Exp
         parts.insert(0, conform_to_schema(plan.keep_rows, md.schema,
                                           format_version=md.format_version))
     rows = pa.concat_tables(parts)
-    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md §12
+    if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md#removals
         return _update_copy_on_write_v4(table, plan, expr, rows, branch, snapshot_properties)
     producer = table_producer("overwrite", table, OverwriteFiles, branch=branch,
                               snapshot_properties=snapshot_properties)

@@ -4,7 +4,7 @@ manifest DVs) into the same :class:`~icenb.table.scan.planning.ScanPlan` as v1-v
 Source: the single-file-commits proposal (``shared/specs/v4-single-file-commits.txt``, "How
 does planning work?"): read the root; load the manifest DVs of the leaves to read; read those
 leaves, dropping the ordinals their DVs delete and DELETED entries. icenb's choices are in
-``docs/v4-layout.md`` (section 10 is this module's).
+``(docs/v4-layout.md#planning is this module's).
 
 Steps:
 
@@ -108,7 +108,7 @@ def manifest_entry_of(entry: ContentEntry, partition_type: StructType, *,
                       column_stats: bool = True) -> ManifestEntry:
     """The v3 manifest entry of a v4 file entry (types 0-2, inheritance applied): same
     status, ids and sequence numbers; the ``data_file`` built from the entry's fields
-    (docs/v4-layout.md, section 10). ``column_stats=False`` leaves the metric maps out."""
+    (docs/v4-layout.md#planning). ``column_stats=False`` leaves the metric maps out."""
     content = _FILE_CONTENT.get(entry.content_type)
     if content is None:
         raise InvalidMetadata("only data and delete file entries are scanned",
@@ -304,7 +304,7 @@ def _leaf_entries(io: FileIO, root_entry: ContentEntry, root_location: str,
     data, decoded = pre.data, pre.decoded
     assert data is not None and decoded is not None
     if isinstance(decoded, UnsupportedVersion):
-        # a v1-v3 manifest listed after an upgrade (docs/v4-layout.md §14): the v3 reader
+        # a v1-v3 manifest listed after an upgrade (docs/v4-layout.md#upgrade): the v3 reader
         v3 = read_manifest_entries(io, [manifest_file_of(root_entry)], 3)
         if cache is not None:
             cache.put(key, DecodedManifest(v3, root_entry.partition_spec_id, 3))
@@ -354,7 +354,7 @@ def _data_leaf_table(root_entry: ContentEntry, kind: ManifestKind, raw: pa.Table
                      entry_schemas: _EntrySchemas | None = None) -> pa.Table | None:
     """A data leaf's v3 entry table straight from its columnar decode, inheritance applied,
     or None when any entry is not a plain data file entry this path vouches for (then the
-    entry objects check the rules and raise the errors, docs/v4-layout.md §10): every rule
+    entry objects check the rules and raise the errors, docs/v4-layout.md#planning): every rule
     of :meth:`ContentEntry.check`, :func:`check_leaf` and :func:`inherit` for data files is
     checked here as a condition for taking this path. ``entry_schemas``: the partition type
     and v3 entry schema per spec id, filled and reused across the leaves of one plan."""
@@ -630,7 +630,7 @@ def plan_root_manifest(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, 
 class SnapshotEntries:
     """Every data / delete file entry of a v4 snapshot as v3 entry rows (the columns of
     :func:`~icenb.io.manifest_reader.read_manifest_entries`), for metadata tables and history
-    views (docs/v4-layout.md §18).
+    views (docs/v4-layout.md#inspect).
 
     ``entries``: the root's file entries (DELETED ones included) then, per live leaf in root
     order, all its entries; a live leaf entry its root's manifest DV removes reads as DELETED
@@ -689,7 +689,7 @@ def _mark_removed(table: pa.Table, deleted: DeletionVector, dv_entry: ContentEnt
 def snapshot_entries(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, *,
                      cache: ManifestCache | None = None) -> SnapshotEntries:
     """All file entries of a v4 snapshot (root + live leaves, manifest DVs applied as DELETED
-    status), with full column metrics; leaves cached as for planning (docs/v4-layout.md §18)."""
+    status), with full column metrics; leaves cached as for planning (docs/v4-layout.md#inspect)."""
     root_location = snapshot.root_manifest
     if root_location is None:
         raise InvalidMetadata("not a v4 snapshot: no root manifest", file=metadata.source_file,
@@ -720,7 +720,8 @@ def snapshot_entries(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, *,
         if dv_entry is not None:
             where = f"entries[{i}]"
             deleted = load_manifest_dv(io, dv_entry, file=root_location, where=where)
-            # the DV this commit replaced (DELETED in this root, §12): its ordinals were
+            # the DV this commit replaced (DELETED in this root, docs/v4-layout.md#removals): its
+            # ordinals were
             # removed by the snapshot that wrote it (found by its sequence number)
             j, old = replaced.get(e.location, (-1, None))
             seq = None if old is None else old.version_info.sequence_number

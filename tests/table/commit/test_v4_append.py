@@ -1,6 +1,6 @@
 """Appends to EXPERIMENTAL format-version 4 tables (single-file-commits proposal, examples
 "Appends To the Root Manifest" and "Appends to the Root Manifest using new Data Manifests";
-docs/v4-layout.md §11): the root after each commit, rows equal to a v3 twin's, and the number of
+docs/v4-layout.md#appends): the root after each commit, rows equal to a v3 twin's, and the number of
 metadata files each commit writes."""
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def test_a_conflicting_append_is_reapplied_on_the_new_root(tmp_path: Path) -> No
 
 def test_a_v3_producer_refuses_a_v4_table_and_writes_nothing(tmp_path: Path) -> None:
     """The v1-v3 producers write manifest lists; on a v4 table they refuse (every operation
-    routes to its v4 producer, docs/v4-layout.md §11) and leave no file behind."""
+    routes to its v4 producer, docs/v4-layout.md#appends) and leave no file behind."""
     from icenb.table.commit.append import MergeAppend
     from icenb.table.commit.producer import commit_snapshot
 

@@ -1,6 +1,6 @@
 """Manifest compaction during EXPERIMENTAL format-version 4 commits (single-file-commits
 proposal, "Manifest Compaction" and the example "Manifest Compaction During an Append";
-docs/v4-layout.md §16): which children are combined, what the new leaf holds, that reads,
+docs/v4-layout.md#compaction): which children are combined, what the new leaf holds, that reads,
 row ids and summaries do not change, and that failed attempts leave no compacted leaf."""
 
 from __future__ import annotations

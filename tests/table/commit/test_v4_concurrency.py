@@ -1,5 +1,6 @@
 """Conflict validation of EXPERIMENTAL format-version 4 commits against concurrent commits
-(docs/v4-layout.md §12, §13, §15): each case runs on a v4 table and on its v3 twin, with
+(docs/v4-layout.md#removals, #row-deltas, #equality-deletes): each case runs on a v4 table and on
+its v3 twin, with
 a stale ``Table`` handle committing after another handle's commit; a conflict raises
 ``CommitConflict`` and leaves no file behind, a non-conflict retries and lands."""
 
@@ -16,7 +17,7 @@ from icenb.table import Table
 from icenb.table.commit.v4_validation import snapshot_changes, snapshots_since
 
 #: The v3 twin, v4 with new files as root entries (the default), and v4 with every new file in
-#: a new leaf (so concurrent removals are manifest DVs over leaves, §12).
+#: a new leaf (so concurrent removals are manifest DVs over leaves, docs/v4-layout.md#removals).
 FVS = ["v3", "v4", "v4-leaves"]
 _LAYOUTS: dict[str, tuple[int, dict[str, str]]] = {
     "v3": (3, {}), "v4": (4, {}), "v4-leaves": (4, {"write.v4.root-entry-limit": "0"})}

@@ -1,6 +1,7 @@
 """Equality deletes on EXPERIMENTAL format-version 4 tables: ``delete_by_key`` and ``upsert``
 (single-file-commits proposal, "Adding data files": *"The same procedure is used for Equality
-Deletes or Delete Vectors"*; docs/v4-layout.md §15). The root / leaf entries after each commit,
+Deletes or Delete Vectors"*; docs/v4-layout.md#equality-deletes). The root / leaf entries after each
+commit,
 and every snapshot reads (rows, ``_row_id``, delete matching) like a v3 twin built by the same
 calls."""
 
@@ -191,7 +192,8 @@ def test_delete_by_key_in_a_new_delete_leaf(tmp_path: Path, partition_by: list[s
 
 def test_bucket_partitioned_deletes_match_their_bucket(tmp_path: Path) -> None:
     """bucket(4, id): each equality delete file carries its key's bucket and applies only to
-    the data file of that bucket (the partition tuple lives in content_stats, §4)."""
+    the data file of that bucket (the partition tuple lives in content_stats,
+    docs/v4-layout.md#partition-tuple)."""
     v4, v3 = _twins(tmp_path, ["bucket(4, id)"])
     _both(v4, v3, lambda t: t.append(_rows(*range(8))))
     _both(v4, v3, lambda t: t.delete_by_key([{"id": 3}], on="id"))
@@ -329,7 +331,8 @@ def test_add_deletes_takes_equality_deletes_with_ids_only(tmp_path: Path) -> Non
 
 def test_equality_deletes_on_an_upgraded_table(tmp_path: Path) -> None:
     """The first v4 commit after ``upgrade(4)`` may be ``delete_by_key``: the parent's data
-    specs come from its manifest list, the root carries the v3 manifest (§14) and the new
+    specs come from its manifest list, the root carries the v3 manifest (docs/v4-layout.md#upgrade)
+    and the new
     equality delete; then an upsert. Reads as the v3 twin."""
     _, v3 = _twins(tmp_path, None)
     v4 = icenb.warehouse(tmp_path).create_table("db.up", "id long, p int", format_version=3)

@@ -19,7 +19,7 @@ upgrade variant, a v3 table upgraded to v4 at a drawn point). After every operat
   files and rows (added/deleted/total data files, delete files, records, DVs, ...) depend on
   the data and delete files written, not on how manifests are laid out (v3 manifest list +
   manifests vs v4 root + leaves). File sizes can differ (see :func:`_summary`). Not compared:
-  snapshot ``first-row-id`` / ``added-rows`` and table ``next-row-id`` (docs/v4-layout.md §12:
+  snapshot ``first-row-id`` / ``added-rows`` and table ``next-row-id`` (docs/v4-layout.md#removals:
   v3 reserves row ids for rewritten manifests' EXISTING rows, v4 rewrites no manifest), and
   anything about manifests;
 * the current rows equal a plain Python model of the sequence (so an operation that silently
@@ -292,7 +292,7 @@ class RowIds:
     """The renaming of v3 ``_row_id``s to the v4 twin's, over all snapshots so far.
 
     Row ids of the same rows can differ by an offset: a v3 commit that rewrites a manifest
-    reserves ids for its EXISTING rows (docs/v4-layout.md §12), so later rows get higher ids on
+    reserves ids for its EXISTING rows (docs/v4-layout.md#removals), so later rows get higher ids on
     v3. What must hold is lineage: a row keeps its id in every snapshot on both twins, and
     distinct ids stay distinct, i.e. one bijection maps v3's ids to v4's."""
 

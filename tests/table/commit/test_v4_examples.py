@@ -1,9 +1,11 @@
 """The single-file-commits proposal's "Examples", one test each, built with icenb's public API
-only (EXPERIMENTAL format-version 4; docs/v4-layout.md §11-13): every snapshot's root and leaf
+only (EXPERIMENTAL format-version 4; docs/v4-layout.md#appends, #removals, #row-deltas): every
+snapshot's root and leaf
 manifests as the proposal draws them (entry kinds, statuses, which file, manifest DV ordinals,
 order), the rows each snapshot reads and the metadata files each commit writes. The proposal's
 two "Discarded Approaches" are layouts icenb refuses: a root or leaf holding them, written with
-the low-level writer, is rejected on read (docs/v4-layout.md §6 and §9; table spec "Deletion
+the low-level writer, is rejected on read (docs/v4-layout.md#manifest-dvs, #read-checks; table spec
+"Deletion
 Vectors": at most one DV per data file)."""
 
 from __future__ import annotations
@@ -284,7 +286,8 @@ def test_using_multiple_delete_vectors_to_keep_changes_distinct_is_rejected(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The proposal's discarded Snapshot 3: root = [M1 EXISTING, DV1 EXISTING (M1 ordinal 1),
     DV2 ADDED (M1 ordinal 2)], two live manifest DVs on one leaf. icenb writes the union
-    instead (§6); the writer refuses this root, and a root holding it fails on read naming the
+    instead (docs/v4-layout.md#manifest-dvs); the writer refuses this root, and a root holding it
+    fails on read naming the
     root and the second DV's entry."""
     t = _table(tmp_path)
     _commit(t, lambda t: t.append(_rows(1, 2, 3)))
@@ -315,7 +318,8 @@ def test_modifying_an_existing_delete_vector_in_a_delete_manifest_is_rejected(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The proposal's discarded Snapshot 3: root = [M1 EXISTING, M4 ADDED] where delete
     manifest M4 holds two DVs on D2 (the earlier deletes and the new ones). The table spec
-    allows at most one DV per data file; icenb writes one DV holding both (§13), its writer
+    allows at most one DV per data file; icenb writes one DV holding both
+    (docs/v4-layout.md#row-deltas), its writer
     refuses such a leaf, and a leaf with two live DVs for one data file fails on read naming
     the leaf and the second DV."""
     t = _table(tmp_path, limit=0)

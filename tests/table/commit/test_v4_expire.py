@@ -1,4 +1,5 @@
-"""Expiring snapshots of EXPERIMENTAL format-version 4 tables (docs/v4-layout.md §17): files are
+"""Expiring snapshots of EXPERIMENTAL format-version 4 tables (docs/v4-layout.md#maintenance): files
+are
 reached through roots, leaves (v4 or v3 after an upgrade) minus their manifest DVs, data DVs'
 Puffin files; exactly the files no kept snapshot references are deleted, and every kept
 snapshot still reads the same rows."""

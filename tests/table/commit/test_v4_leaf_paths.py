@@ -1,5 +1,6 @@
 """The two ways planning reads a v4 data leaf give the same entry table (docs/v4-layout.md
-§10): the columnar path (``_data_leaf_table``, straight from the Avro columns) and the
+docs/v4-layout.md#planning): the columnar path (``_data_leaf_table``, straight from the Avro
+columns) and the
 entry-object path (``ContentEntry`` objects, rule checks, inheritance, ``entries_table``)."""
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""Snapshot management on EXPERIMENTAL format-version 4 tables (docs/v4-layout.md §17): refs,
+"""Snapshot management on EXPERIMENTAL format-version 4 tables (docs/v4-layout.md#maintenance):
+refs,
 rollback and set-current are metadata-only; cherry-pick re-applies a picked append through the
-v4 append (a new root), a dynamic overwrite through the v4 replace-partitions producer (§20)."""
+v4 append (a new root), a dynamic overwrite through the v4 replace-partitions producer
+(docs/v4-layout.md#dynamic-overwrite)."""
 
 from __future__ import annotations
 

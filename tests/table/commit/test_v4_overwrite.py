@@ -1,7 +1,7 @@
 """Removals of whole files from EXPERIMENTAL format-version 4 tables (single-file-commits
 proposal, examples "Removing a File From the Root Manifest", "Removing a File From a Leaf
 Manifest", "Overwrite Files in Root Manifest", "Overwrite Files in in Leaf Manifest";
-docs/v4-layout.md §12): the root after each commit, manifest DVs, rows and summaries equal to a
+docs/v4-layout.md#removals): the root after each commit, manifest DVs, rows and summaries equal to a
 v3 twin's, and the metadata files each commit writes."""
 
 from __future__ import annotations
@@ -125,7 +125,8 @@ def test_removing_a_file_from_a_leaf_manifest(tmp_path: Path) -> None:
 
 
 def test_a_second_removal_from_a_leaf_replaces_its_dv(tmp_path: Path) -> None:
-    """docs/v4-layout.md §6: one live DV per leaf; a new removal writes the union and marks
+    """docs/v4-layout.md#manifest-dvs: one live DV per leaf; a new removal writes the union and
+    marks
     the old DV DELETED (DELETED entries of the parent are not carried further)."""
     v4, v3 = _tables(tmp_path)
     names = _names(_Names())

@@ -1,6 +1,6 @@
 """Manifest DVs written to Puffin files (table property ``write.v4.manifest-dv.storage`` =
 ``puffin``; single-file-commits proposal, "Manifest Delete Vector ... a pointer to a DV blob in
-a Puffin file"; docs/v4-layout.md §6): one Puffin file per commit attempt, read like the
+a Puffin file"; docs/v4-layout.md#manifest-dvs): one Puffin file per commit attempt, read like the
 inline twin by planning, compaction, expiry and the metadata views."""
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ def test_one_puffin_file_holds_every_dv_of_a_commit(tmp_path: Path) -> None:
 
 
 def test_a_second_removal_unions_and_replaces_the_puffin_dv(tmp_path: Path) -> None:
-    """docs/v4-layout.md §6: the new DV (a new Puffin file) holds the union; the old one is
+    """docs/v4-layout.md#manifest-dvs: the new DV (a new Puffin file) holds the union; the old one
+    is
     DELETED in the root and its Puffin file is kept (older snapshots read through it)."""
     puffin, inline = _twins(tmp_path)
     names = _names(_Names())
@@ -197,7 +198,7 @@ def test_a_conflicting_attempt_leaves_no_puffin_file(tmp_path: Path) -> None:
 
 
 def test_expiry_deletes_a_puffin_file_only_when_unreferenced(tmp_path: Path) -> None:
-    """docs/v4-layout.md §17: a live Puffin manifest DV reaches its file; a DELETED one
+    """docs/v4-layout.md#maintenance: a live Puffin manifest DV reaches its file; a DELETED one
     reaches nothing. P1 (S2's DV, carried by S3) goes with the last snapshot listing it live."""
     t, _ = _twins(tmp_path)
     s1 = t.append(_rows(1, 2, 3))

@@ -1,4 +1,5 @@
-"""Dynamic partition overwrite on EXPERIMENTAL format-version 4 tables (docs/v4-layout.md §20):
+"""Dynamic partition overwrite on EXPERIMENTAL format-version 4 tables
+(docs/v4-layout.md#dynamic-overwrite):
 the replaced partitions' files leave the root (DELETED) or their leaf (a manifest DV), rows,
 ``_row_id`` and summaries equal to a v3 twin's, v3's conflict validation, cherry-pick."""
 
@@ -24,7 +25,7 @@ def _same(v4: icenb.table.Table, v3: icenb.table.Table) -> None:
     """Every v4 snapshot has the summary and the rows of the v3 twin's at the same position;
     ``_row_id``s are distinct and kept by rows that stay (the ids of files added after a
     removal differ from v3's: v3 rewrites a manifest, which reserves ids, docs/v4-layout.md
-    §12)."""
+    docs/v4-layout.md#removals)."""
     s4, s3 = list(v4.metadata.snapshots), list(v3.metadata.snapshots)
     assert len(s4) == len(s3)
     before: dict[int, tuple[int, int]] = {}

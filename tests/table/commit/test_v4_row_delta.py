@@ -1,6 +1,6 @@
 """Row deltas on EXPERIMENTAL format-version 4 tables (single-file-commits proposal, "Row
 Delta": examples "Root Manifest Only Row Delta" and "A Complex Row Delta with Modified Delete
-Vectors"; docs/v4-layout.md §13): merge-on-read deletes and updates write data DVs, a new DV
+Vectors"; docs/v4-layout.md#row-deltas): merge-on-read deletes and updates write data DVs, a new DV
 replaces the old one of its data file, and every snapshot reads like a v3 twin's."""
 
 from __future__ import annotations

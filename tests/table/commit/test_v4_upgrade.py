@@ -1,5 +1,5 @@
 """Upgrading a v3 table to EXPERIMENTAL format-version 4 (single-file-commits proposal,
-"Upgrade"; docs/v4-layout.md §14): the first v4 commit carries the manifest list as root
+"Upgrade"; docs/v4-layout.md#upgrade): the first v4 commit carries the manifest list as root
 entries over the v3 manifests, which planning reads with the v3 reader."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Metadata tables, partition statistics, history views and reprs of EXPERIMENTAL format-version 4
-tables (docs/v4-layout.md §18): on every snapshot they give the answers of a v3 twin built with
+tables (docs/v4-layout.md#inspect): on every snapshot they give the answers of a v3 twin built with
 the same operations, except the columns and tables whose meaning is the layout itself (named
 where they are excluded)."""
 
@@ -67,7 +67,8 @@ def _name(path: str | None) -> str | None:
 
 #: Differs by layout: a file added after a removal gets its ``first_row_id`` from the table's
 #: ``next-row-id``, which v3 advances further (its rewritten manifest reserves ids for the
-#: EXISTING rows, v4-layout §12); the rows' ``_row_id``s are the same (test_v4_overwrite).
+#: EXISTING rows, docs/v4-layout.md#removals); the rows' ``_row_id``s are the same
+#: (test_v4_overwrite).
 _LAYOUT_COLUMNS = ("first_row_id",)
 
 
@@ -155,7 +156,7 @@ def test_entries_show_where_each_v4_entry_is(twins: tuple[Table, Table]) -> None
     assert leaf != s3.root_manifest and where[("D3", DELETED)]["manifest_path"] == leaf
     assert where[("D3", DELETED)]["snapshot_id"] == s3.snapshot_id
     assert where[("D2", ADDED)]["snapshot_id"] == snaps[1].snapshot_id
-    # the next commit drops the root's DELETED D1 (v4-layout §11); the leaf's DV stays
+    # the next commit drops the root's DELETED D1 (docs/v4-layout.md#appends); the leaf's DV stays
     later = {(_name(r["data_file"]["file_path"]), r["status"])
              for r in v4.inspect.entries(snaps[3].snapshot_id).to_pylist()}
     assert ("D1", DELETED) not in later and ("D3", DELETED) in later
@@ -242,7 +243,7 @@ def test_partition_stats_equal_the_twins(twins: tuple[Table, Table]) -> None:
     removed keeps a row of zeros only while some manifest still lists a DELETED entry of it,
     which is the layout's: v3's fast append keeps a manifest with DELETED D1 and its rewrite
     drops DELETED D3; v4's next root drops the root's DELETED D1, its leaf's manifest DV keeps
-    D3 (§18)."""
+    D3 (docs/v4-layout.md#inspect)."""
     v4, v3 = twins
     for a, b in _pairs(twins):
         f4, f3 = v4.compute_partition_stats(a), v3.compute_partition_stats(b)
