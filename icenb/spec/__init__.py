@@ -12,12 +12,19 @@ Modules, named as the spec names things:
 - ``manifest``, ``deletion_vector``: manifest and manifest-list model, deletion-vector blobs.
 - ``view_metadata``: view metadata (the released view spec and the early draft).
 
-The package face re-exports the snapshot-summary keys (``snapshot``), what the widget layer
-reads of a snapshot without reaching into modules.
+The package face re-exports what the widget layer uses without reaching into modules: the
+snapshot-summary keys, schemas and partition specs with their JSON, the schema and spec
+builders (``SchemaUpdate``, ``SpecUpdate``) and partition terms and transforms.
 """
 
 from __future__ import annotations
 
+from icenb.spec.expression_parser import parse
+from icenb.spec.partition_spec import PartitionSpec, parse_term
+from icenb.spec.partition_spec_update import SpecUpdate
+from icenb.spec.projection import project_inclusive, project_strict
+from icenb.spec.schema import Schema, schema_to_json
+from icenb.spec.schema_update import SchemaUpdate, check_schema_sources
 from icenb.spec.snapshot import (
     ADDED_DATA_FILES,
     ADDED_DELETE_FILES,
@@ -30,6 +37,8 @@ from icenb.spec.snapshot import (
     TOTAL_DELETE_FILES,
     TOTAL_RECORDS,
 )
+from icenb.spec.transforms import bucket_hash, parse_transform
+from icenb.spec.values import coerce, to_human
 
 __all__ = [
     "ADDED_DATA_FILES",
@@ -42,4 +51,18 @@ __all__ = [
     "TOTAL_DATA_FILES",
     "TOTAL_DELETE_FILES",
     "TOTAL_RECORDS",
+    "PartitionSpec",
+    "Schema",
+    "SchemaUpdate",
+    "SpecUpdate",
+    "bucket_hash",
+    "check_schema_sources",
+    "coerce",
+    "parse",
+    "parse_term",
+    "parse_transform",
+    "project_inclusive",
+    "project_strict",
+    "schema_to_json",
+    "to_human",
 ]

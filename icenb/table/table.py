@@ -66,6 +66,7 @@ from icenb.table.explore.metadata_graph import (
 from icenb.table.explore.metadata_tree import MetadataTree, build_metadata_tree
 from icenb.table.interactive import build_widget
 from icenb.table.operations import TableOperations
+from icenb.table.row_level.dry_run import DeleteDryRun
 from icenb.table.scan import Scan, short_text
 
 __all__ = ["Table", "load_table", "open_table"]
@@ -256,6 +257,16 @@ class Table:
         """``with t.update_spec() as u: u.add_field("bucket(16, id)")`` evolves the default
         partition spec in one commit when the block ends (spec: "Partition Evolution")."""
         return table_update.update_spec(self, case_sensitive=case_sensitive)
+
+    def set_current_schema(self, schema_id: int) -> None:
+        """Make an earlier schema current again in one commit: undoes a schema change (spec:
+        Table Metadata Fields ``current-schema-id``)."""
+        table_update.set_current_schema(self, schema_id)
+
+    def set_default_spec(self, spec_id: int) -> None:
+        """Make an earlier partition spec the default again in one commit: undoes a spec
+        change (spec: "Partition Evolution")."""
+        table_update.set_default_spec(self, spec_id)
 
     def replace_sort_order(self, *fields: str | UnboundSortField | SortField,
                            case_sensitive: bool = True) -> SortOrder:
@@ -511,6 +522,17 @@ class Table:
             return delete_merge_on_read(self, filter, branch=branch,
                                         snapshot_properties=snapshot_properties)
         return delete_rows(self, filter, branch=branch, snapshot_properties=snapshot_properties)
+
+    def delete_dry_run(self, filter: str | Expression, *, branch: str = MAIN_BRANCH,
+                       case_sensitive: bool = True) -> DeleteDryRun:
+        """What deleting ``filter`` from ``branch`` would touch, from metadata alone: candidate
+        files (inclusive projection and metrics), files removed whole (strict projection or
+        metrics), bounds on the rows (:mod:`icenb.table.row_level.dry_run`). Reads manifests
+        only."""
+        from icenb.table.row_level.dry_run import delete_dry_run
+
+        return delete_dry_run(self._io, self._metadata, filter, branch=branch,
+                              case_sensitive=case_sensitive)
 
     def overwrite(self, data: Any, filter: str | Expression | None = None, *,
                   branch: str = MAIN_BRANCH,

@@ -69,6 +69,8 @@ __all__ = [
     "commit_change",
     "remove_properties",
     "replace_sort_order_of",
+    "set_current_schema",
+    "set_default_spec",
     "set_properties",
     "update_schema",
     "update_spec",
@@ -184,6 +186,38 @@ def update_spec(table: Table, *, case_sensitive: bool = True) -> Iterator[SpecUp
         [AddPartitionSpec(new_spec), SetDefaultSpec()],
         [*uuid_requirement(base), AssertDefaultSpecId(base.default_spec_id),
          AssertLastAssignedPartitionId(base.last_partition_id)])
+    commit_change(table, lambda _metadata: change)
+
+
+def set_current_schema(table: Table, schema_id: int) -> None:
+    """Make an earlier schema of ``table`` current again in one commit (the table update
+    ``set-current-schema``; spec: Table Metadata Fields ``current-schema-id``): how a schema
+    change is undone. Its field ids are kept, ``last-column-id`` never decreases."""
+    base = table.metadata
+    if base.schema_by_id(schema_id) is None:
+        raise ValidationError("no such schema in the table", field="schema-id",
+                              value=schema_id)
+    if schema_id == base.current_schema_id:
+        return
+    change = MetadataChange([SetCurrentSchema(schema_id)],
+                            [*uuid_requirement(base),
+                             AssertCurrentSchemaId(base.current_schema_id)])
+    commit_change(table, lambda _metadata: change)
+
+
+def set_default_spec(table: Table, spec_id: int) -> None:
+    """Make an earlier partition spec of ``table`` the default again in one commit (the table
+    update ``set-default-spec``; spec: "Partition Evolution"): how a spec change is undone.
+    Files keep the spec they were written with."""
+    base = table.metadata
+    if base.spec_by_id(spec_id) is None:
+        raise ValidationError("no such partition spec in the table", field="spec-id",
+                              value=spec_id)
+    if spec_id == base.default_spec_id:
+        return
+    change = MetadataChange([SetDefaultSpec(spec_id)],
+                            [*uuid_requirement(base),
+                             AssertDefaultSpecId(base.default_spec_id)])
     commit_change(table, lambda _metadata: change)
 
 
