@@ -1192,8 +1192,13 @@ def _with_file_defaults(data_file: pa.Array, manifest: ManifestFile) -> pa.Array
     if "first_row_id" not in out_names:
         out_names.append("first_row_id")
     mask = data_file.is_null() if data_file.null_count else None
-    return pa.StructArray.from_arrays([children[k] for k in out_names], names=out_names,
-                                      mask=mask)
+    # the fields as decoded for the children kept: ``flatten()`` drops the field-id metadata
+    # of nested partition fields, and without it one partition field would split in two when
+    # this manifest is concatenated with others (planning then pruned wrong files)
+    known = {struct_type.field(i).name: struct_type.field(i) for i in range(struct_type.num_fields)}
+    fields = [known[k] if k in known and k not in ("content", "first_row_id")
+              else pa.field(k, children[k].type) for k in out_names]
+    return pa.StructArray.from_arrays([children[k] for k in out_names], fields=fields, mask=mask)
 
 
 def apply_manifest_list_defaults(manifests: pa.Table) -> pa.Table:

@@ -46,7 +46,7 @@ def problems_html(problems: list[Problem]) -> str:
             at.append(f"value {h.code(repr(p.value))}")
         items.append(
             f'<li class="icenb-problem">{what}: {h.error(p.message)}'
-            f'<div><b>{h.esc(p.rule.name)}</b>: {h.esc(p.rule.words)} '
+            f'<div><b>{h.esc(p.rule.name)}</b>: {h.esc(p.rule.words, 2000)} '
             f'{h.muted(f"(spec: {p.rule.section})")}'
             f'{" · " + ", ".join(at) if at else ""}</div></li>')
     return f'<ul class="icenb-problems">{"".join(items)}</ul>'

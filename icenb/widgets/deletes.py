@@ -248,6 +248,8 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
         p = DeletePreview(self._filter, snapshot_id, rows, files)
         self._last_preview = p
         shown = rows.drop_columns(["_pos"]).slice(0, self._sample_rows)
+        names = pc.replace_substring_regex(shown.column("_file"), r"^.*/", "")
+        shown = shown.set_column(shown.schema.get_field_index("_file"), "_file", names)
         per_file = h.table(["data file", "rows matched"],
                            [[h.code(k.rsplit("/", 1)[-1]), str(v)] for k, v in files.items()])
         self.preview_panel.value = h.document(h.section(
@@ -260,6 +262,7 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
         ``main`` first); the new snapshot id. Refused when nothing matches."""
         self._require_filter()
         t = self._table
+        matched = self.preview()  # exact: what the effect's per-file table compares against
         before = t.metadata
         branch = self._branch
         created = False
@@ -289,6 +292,7 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self._redraw()
         self.graph.selected = self.graph.node_for(snapshot_id=snap.snapshot_id) or ""
         self.effect_panel.value = h.document(_effect_html(self._effect)
+                                             + _per_file_html(t, matched)
                                              + code_block(self._last_code))
         return int(snap.snapshot_id)
 
@@ -470,7 +474,7 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
         if e is not None:
             lines.append(f"committed: snapshot {e.snapshot_id} ({e.operation}), "
                          f"{len(e.added)} file(s) added, {len(e.removed)} removed, "
-                         f"{e.bytes_written} bytes written, scans now apply "
+                         f"{e.bytes_written} B written, scans now apply "
                          f"{e.delete_files_to_apply} delete file(s)")
         if self._last_code:
             lines.append(self._last_code)
@@ -518,6 +522,31 @@ def _effect_of(t: Table, before: Any, snapshot_id: int, branch: str) -> DeleteEf
     return DeleteEffect(snapshot_id, parent, operation, tuple(added),
                         tuple(removed), sum(a[3] for a in added),
                         plan.delete_files_selected, live)
+
+
+def _per_file_html(t: Table, matched: DeletePreview) -> str:
+    """Per data file the delete touched: its records, the rows this delete removed, and what
+    stays live of it (the deletes before this one applied)."""
+    if not matched.files:
+        return ""
+    records: dict[str, int] = {}
+    plan = t.scan(snapshot_id=matched.snapshot_id).plan()
+    if plan.files_selected:
+        files = plan.files
+        records = dict(zip(files.column("file_path").to_pylist(),
+                           files.column("record_count").to_pylist(), strict=True))
+    live = t.scan(snapshot_id=matched.snapshot_id).select("_file").to_arrow()
+    live_counts: dict[str, int] = {}
+    if live.num_rows:
+        vc = pc.value_counts(live.column("_file"))
+        live_counts = dict(zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist(),
+                               strict=True))
+    rows = [[h.code(path.rsplit("/", 1)[-1]), str(records.get(path, "?")),
+             str(live_counts.get(path, 0)), str(n), str(live_counts.get(path, 0) - n)]
+            for path, n in matched.files.items()]
+    return h.section("Per data file: live against deleted rows",
+                     h.table(["data file", "records", "live before", "deleted now",
+                              "live after"], rows), open=True)
 
 
 def _dry_run_html(d: DeleteDryRun) -> str:

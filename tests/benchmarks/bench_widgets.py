@@ -14,7 +14,12 @@ what an analyst does without a widget for the same answers (load the table, the 
 files, the files of both snapshots). Nothing asserts on time; figures print with their
 targets, and the process's peak RSS at the end.
 
-Run: ``.venv/bin/python tests/benchmarks/bench_widgets.py`` or
+Issue "Widgets, part 2" adds (``run_authoring``): the preview of a staged schema change
+(target <= 150 ms), a pruning-lab count and a delete dry run on the 100,000-file table of
+``bench_planning.py`` (metadata only, <= 1 s each), against PyIceberg planning the same filter
+(what a dry run by hand is).
+
+Run: ``.venv/bin/python tests/benchmarks/bench_widgets.py [--authoring]`` or
 ``.venv/bin/python -m pytest -s tests/benchmarks/bench_widgets.py``.
 """
 
@@ -35,8 +40,9 @@ if __name__ == "__main__":  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import icenb
-from icenb.widgets import TimeTravel, ViewVersions
+from icenb.widgets import PartitionEvolution, SchemaEvolution, TimeTravel, ViewVersions
 from tests.benchmarks.bench_display import build
+from tests.benchmarks.bench_planning import filters, table_metadata_file
 
 RUNS = 5
 
@@ -171,10 +177,50 @@ def run() -> None:
             note=f"{_state_bytes(vv) / 1024:,.0f} KiB")
 
         peer(path, real)
+        ms, se = _ms(lambda: SchemaEvolution(t))
+        row("SchemaEvolution(t): construct (10,000 snapshots)", ms)
+        stage = [_ms(lambda i=i: se.pending.add_column(f"c{i}", "int"))[0] for i in range(5)]
+        row("stage a schema change -> preview (median of 5)", statistics.median(stage), 150,
+            note=f"{len(se.changes)} staged, preview schema {se.preview.schema_id}"
+            if se.preview is not None else "")
+        run_authoring()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"\npeak RSS of this process: {peak:,.0f} MiB")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def run_authoring() -> None:
+    """The pruning lab and the delete dry run on the 100,000-file table (metadata only)."""
+    path = table_metadata_file("100k")
+    t = icenb.open(str(path))
+    print(f"table: {path.parent.parent.name} (100,000 data files in 100 manifests)")
+    ms, pe = _ms(lambda: PartitionEvolution(t))
+    row("PartitionEvolution(t): construct", ms)
+    for flt in filters()[1:]:
+        ms, p = _ms(lambda flt=flt: pe.prune(flt.icenb))
+        row(f"pruning lab '{flt.name}' (cold)", ms, 1000,
+            note=f"kept {p.kept:,}, pruned {p.pruned:,}")
+        row(f"pruning lab '{flt.name}' (warm, median)",
+            _median(lambda flt=flt: pe.prune(flt.icenb), 3), 1000)
+    for flt in filters()[1:]:
+        t = icenb.open(str(path))  # a fresh table: no decoded manifest cached
+        ms, d = _ms(lambda flt=flt, t=t: t.delete_dry_run(flt.icenb))
+        row(f"delete dry run '{flt.name}' (cold)", ms, 1000,
+            note=f"{len(d.candidates):,} candidates, {len(d.whole):,} whole")
+        row(f"delete dry run '{flt.name}' (warm, median)",
+            _median(lambda flt=flt, t=t: t.delete_dry_run(flt.icenb), 3), 1000)
+    try:
+        from pyiceberg.table import StaticTable
+    except ImportError:
+        print("  PyIceberg not importable: peer skipped")
+        return
+    print("peer: PyIceberg 0.12")
+    for flt in filters()[1:]:
+        ms, files = _ms(lambda flt=flt: list(
+            StaticTable.from_metadata(str(path)).scan(row_filter=flt.pyiceberg()).plan_files()))
+        row(f"PyIceberg plan_files '{flt.name}' (the dry run by hand)", ms,
+            note=f"{len(files):,} files")
 
 
 def peer(path: str, real: list[int]) -> None:
@@ -199,4 +245,9 @@ def test_bench_widgets() -> None:
 
 
 if __name__ == "__main__":
-    run()
+    if "--authoring" in sys.argv:
+        run_authoring()
+        print(f"\npeak RSS of this process: "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
+    else:
+        run()

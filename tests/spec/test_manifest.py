@@ -674,3 +674,29 @@ def test_java_uuid_and_decimal_partitions_decode() -> None:
     f = DataFile.from_avro_record(rec, pt)
     assert f.partition == (19723, 3_600_000_005, Decimal("1.00"), u)
     assert f.content == FileContent.DATA and f.file_format is FileFormat.ORC
+
+
+def test_inheritance_keeps_the_field_ids_of_partition_fields() -> None:
+    """A decoder builds ``data_file`` with the partition fields' ids on the parent's type only
+    (``StructArray.from_arrays(..., fields=...)``), where ``flatten()`` does not carry them;
+    inheritance must keep them, or manifests decoded by different paths no longer concatenate
+    into one partition struct (a warm plan then pruned wrong files)."""
+    ids = [pa.field("ts_day", pa.int32(), metadata={b"PARQUET:field_id": b"1000"}),
+           pa.field("id_bucket", pa.int32(), metadata={b"PARQUET:field_id": b"1001"})]
+    partition = pa.StructArray.from_arrays([pa.array([1, 2], pa.int32()),
+                                            pa.array([3, None], pa.int32())],
+                                           names=["ts_day", "id_bucket"])
+    partition_field = pa.field("partition", pa.struct(ids))
+    data_file = pa.StructArray.from_arrays(
+        [pa.array(["a", "b"]), partition, pa.array([1, 1], pa.int64())],
+        fields=[pa.field("file_path", pa.string()), partition_field,
+                pa.field("record_count", pa.int64())])
+    assert data_file.flatten()[1].type.field(0).metadata is None  # what the decoder gives
+    table = pa.table({"status": pa.array([1, 1], pa.int32()),
+                      "snapshot_id": pa.array([None, None], pa.int64()),
+                      "data_file": data_file})
+    out = apply_inheritance(table, _manifest(), 2)
+    ptype = out.schema.field("data_file").type.field("partition").type
+    assert [ptype.field(i).metadata for i in range(2)] == [f.metadata for f in ids]
+    assert out.column("data_file").to_pylist()[1]["partition"] == {"ts_day": 2,
+                                                                    "id_bucket": None}
