@@ -1196,7 +1196,7 @@ def _with_file_defaults(data_file: pa.Array, manifest: ManifestFile) -> pa.Array
     # of nested partition fields, and without it one partition field would split in two when
     # this manifest is concatenated with others (planning then pruned wrong files)
     known = {struct_type.field(i).name: struct_type.field(i) for i in range(struct_type.num_fields)}
-    fields = [known[k] if k in known and k not in ("content", "first_row_id")
+    fields = [known[k].with_nullable(True) if k in known and k not in ("content", "first_row_id")
               else pa.field(k, children[k].type) for k in out_names]
     return pa.StructArray.from_arrays([children[k] for k in out_names], fields=fields, mask=mask)
 

@@ -352,7 +352,17 @@ class PartitionEvolution(Authoring):
         rows = [("default-spec-id", f"{before.default_spec_id} → {after.default_spec_id}"),
                 ("last-partition-id",
                  f"{before.last_partition_id} → {after.last_partition_id}")]
-        return h.section("Committed: the spec history after", h.kv(rows)
+        old = {f.field_id: f for f in before.spec.fields}
+        new = {f.field_id: f for f in after.spec.fields}
+        fields = []
+        for fid in sorted(set(old) | set(new)):
+            a, b = old.get(fid), new.get(fid)
+            change = (h.badge("added", "added") if a is None else h.badge("removed", "deleted")
+                      if b is None else h.badge("changed", "warn") if a != b else "")
+            fields.append([str(fid), h.code("" if a is None else f"{a.name} {a.transform}"),
+                           h.code("" if b is None else f"{b.name} {b.transform}"), change])
+        return h.section("Committed: the default spec before and after", h.kv(rows)
+                         + h.table(["field id", "before", "after", "change"], fields)
                          + render(self._table.spec_history()).html, open=True)
 
 

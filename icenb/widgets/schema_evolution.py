@@ -320,14 +320,36 @@ class SchemaEvolution(Authoring):
 
     def _effect_html(self, before: Any) -> str:
         after = self._table.metadata
-        new = after.schema
-        added = sorted(set(new.field_ids()) - set(before.schema.field_ids()))
-        gone = sorted(set(before.schema.field_ids()) - set(new.field_ids()))
+        new, old = after.schema, before.schema
         rows = [("current-schema-id", f"{before.current_schema_id} → {new.schema_id}"),
                 ("last-column-id", f"{before.last_column_id} → {after.last_column_id}")]
-        if added:
-            rows.append(("new field ids", ", ".join(map(str, added))))
-        if gone:
-            rows.append(("dropped field ids", ", ".join(map(str, gone))))
-        return h.section("Committed: the schema history after", h.kv(rows)
+        return h.section("Committed: the schema before and after", h.kv(rows)
+                         + h.table(["field id", "before", "after", "change"],
+                                   _field_rows(old, new))
                          + render(self._table.schema_history()).html, open=True)
+
+
+def _field_text(schema: Schema, fid: int) -> str:
+    name = schema.column_name(fid)
+    if name is None:
+        return ""
+    f = schema.find_field(fid)
+    return f"{name} {f.field_type}{'' if f.required else '?'}"
+
+
+def _field_rows(old: Schema, new: Schema) -> list[list[str]]:
+    """One row per field id of either schema, changed ones marked (new, dropped, renamed,
+    promoted, made optional or required, doc or default changed)."""
+    rows = []
+    for fid in sorted(set(old.field_ids()) | set(new.field_ids())):
+        a, b = _field_text(old, fid), _field_text(new, fid)
+        if not a:
+            change = h.badge("added", "added")
+        elif not b:
+            change = h.badge("dropped", "deleted")
+        elif a != b or old.find_field(fid) != new.find_field(fid):
+            change = h.badge("changed", "warn")
+        else:
+            change = ""
+        rows.append([str(fid), h.code(a), h.code(b), change])
+    return rows
