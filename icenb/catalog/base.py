@@ -71,6 +71,7 @@ from icenb.spec.view_metadata import ViewMetadata, view_metadata_to_json
 
 __all__ = [
     "GC_ENABLED",
+    "MAX_NAME_BYTES",
     "METADATA_COMPRESSION",
     "METADATA_DELETE_AFTER_COMMIT",
     "METADATA_PREVIOUS_VERSIONS_MAX",
@@ -84,6 +85,7 @@ __all__ = [
     "NamespaceNotEmpty",
     "PropertiesUpdateSummary",
     "bool_property",
+    "check_name",
     "identifier_to_string",
     "int_property",
     "metadata_file_bytes",
@@ -92,6 +94,8 @@ __all__ = [
     "reachable_files",
     "to_identifier",
     "to_namespace",
+    "to_new_identifier",
+    "to_new_namespace",
     "view_metadata_dir",
     "view_metadata_file_bytes",
 ]
@@ -117,8 +121,59 @@ Identifier = tuple[str, ...]
 NamespaceLike = str | Sequence[str]
 
 
+#: The longest namespace level or table / view name, in bytes of UTF-8: a name becomes a
+#: directory name (most filesystems and object-store key segments allow 255).
+MAX_NAME_BYTES = 255
+#: Names a level may not be: they are the current and the parent directory.
+_DOT_NAMES = frozenset({".", ".."})
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(c) < 0x20 or ord(c) == 0x7F for c in text)
+
+
+def check_name(level: str, what: str) -> None:
+    """The one name rule of every catalog for a namespace level or a table / view name that
+    becomes part of a location: no ``/`` or ``\\``, not ``.`` or ``..``, no NUL or other
+    control character, at most :data:`MAX_NAME_BYTES` bytes (``ValidationError`` naming it).
+    A name passing it is one directory below its namespace: it cannot leave the warehouse."""
+    if "/" in level or "\\" in level:
+        raise ValidationError(f"a {what} cannot contain '/' or '\\' (it becomes a directory "
+                              "name; a slash would put it in another folder)", field=what,
+                              value=level)
+    if level in _DOT_NAMES:
+        raise ValidationError(f"a {what} cannot be '.' or '..' (it becomes a directory name)",
+                              field=what, value=level)
+    if _has_control(level):
+        raise ValidationError(f"a {what} cannot contain NUL or control characters", field=what,
+                              value=level)
+    if len(level.encode("utf-8")) > MAX_NAME_BYTES:
+        raise ValidationError(f"a {what} is at most {MAX_NAME_BYTES} bytes of UTF-8", field=what,
+                              value=level)
+
+
+def to_new_identifier(identifier: NamespaceLike, what: str = "table name") -> Identifier:
+    """:func:`to_identifier` of a name being created (or renamed to): every level passes
+    :func:`check_name`."""
+    ident = to_identifier(identifier)
+    for level in ident[:-1]:
+        check_name(level, "namespace level")
+    check_name(ident[-1], what)
+    return ident
+
+
+def to_new_namespace(namespace: NamespaceLike) -> tuple[str, ...]:
+    """:func:`to_namespace` of a namespace being created: every level passes
+    :func:`check_name`."""
+    levels = to_namespace(namespace)
+    for level in levels:
+        check_name(level, "namespace level")
+    return levels
+
+
 def to_namespace(namespace: NamespaceLike) -> tuple[str, ...]:
-    """A namespace as a tuple of levels; ``""`` and ``()`` are the root."""
+    """A namespace as a tuple of levels; ``""`` and ``()`` are the root. A NUL or control
+    character is refused in any name (no catalog can store it)."""
     if isinstance(namespace, str):
         levels: tuple[str, ...] = tuple(namespace.split(".")) if namespace else ()
     elif isinstance(namespace, Sequence):
@@ -130,6 +185,9 @@ def to_namespace(namespace: NamespaceLike) -> tuple[str, ...]:
         if not isinstance(level, str) or not level:
             raise ValidationError("a namespace level must be a non-empty string",
                                   field="namespace", value=namespace)
+        if _has_control(level):
+            raise ValidationError("a name cannot contain NUL or control characters",
+                                  field="namespace", value=level)
     return levels
 
 
@@ -471,8 +529,9 @@ class Catalog(ABC):
         """Remove and set namespace properties in one step."""
 
     def default_table_location(self, identifier: NamespaceLike) -> str:
-        """Where a new table of this name goes: its namespace's location plus the name."""
-        ident = to_identifier(identifier)
+        """Where a new table of this name goes: its namespace's location plus the name (which
+        passes :func:`check_name`, so the location stays below the namespace's)."""
+        ident = to_new_identifier(identifier)
         location = self.namespace_properties(ident[:-1]).get("location")
         if not location:
             raise ValidationError(f"catalog {self._name!r} has no warehouse and namespace "

@@ -75,6 +75,7 @@ from icenb.catalog.base import (
     NamespaceLike,
     NamespaceNotEmpty,
     PropertiesUpdateSummary,
+    check_name,
     identifier_to_string,
     metadata_file_bytes,
     purge_table_files,
@@ -117,7 +118,6 @@ from icenb.spec.view_metadata import ViewMetadata, load_view_metadata
 
 __all__ = ["VIEW_VERSION_HINT", "FilesystemCatalog", "parse_view_file_name", "view_file_name"]
 
-_FORBIDDEN_LEVELS = frozenset({".", ".."})
 # Every name one Hadoop version can have (Java's order); a commit checks for rivals among them.
 _HADOOP_EXTENSIONS = (".metadata.json", ".gz.metadata.json", ".metadata.json.gz")
 _IO_ERRORS = (OSError, pa.ArrowException)
@@ -134,9 +134,9 @@ def _same_location(a: str, b: str) -> bool:
 
 
 def _check_level(level: str, what: str) -> None:
-    if "/" in level or "\\" in level or level in _FORBIDDEN_LEVELS:
-        raise ValidationError(f"a {what} in a filesystem catalog cannot contain a slash or "
-                              "be '.' or '..' (it is a directory name)", field=what, value=level)
+    """Every catalog's name rule (:func:`~icenb.catalog.base.check_name`): a level is a
+    directory name here."""
+    check_name(level, what)
 
 
 class FilesystemCatalog(Catalog):

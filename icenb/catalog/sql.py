@@ -80,6 +80,8 @@ from icenb.catalog.base import (
     purge_table_files,
     to_identifier,
     to_namespace,
+    to_new_identifier,
+    to_new_namespace,
     view_metadata_dir,
     view_metadata_file_bytes,
     warehouse_location,
@@ -594,7 +596,7 @@ class SqlCatalog(Catalog):
                          properties: Mapping[str, str] | None = None) -> None:
         """Store the namespace's properties, or ``exists = 'true'`` when there are none (as
         PyIceberg; Java always adds it, but PyIceberg would then show it as a property)."""
-        ns = to_namespace(namespace)
+        ns = to_new_namespace(namespace)
         text = _join_namespace(ns)
         if not ns:
             raise AlreadyExists("the root namespace always exists", file=self._path)
@@ -745,7 +747,7 @@ class SqlCatalog(Catalog):
 
     def create_table(self, identifier: NamespaceLike, metadata: TableMetadata) -> LoadedTable:
         """Write ``00000-<uuid>.metadata.json`` and insert the table's row."""
-        ident = to_identifier(identifier)
+        ident = to_new_identifier(identifier)
         _join_namespace(ident[:-1])
         location, committed = self._write_new_metadata(metadata, 0)
         self._publish(location, self._insert_row, ident, location, TABLE_TYPE, "create table")
@@ -828,7 +830,8 @@ class SqlCatalog(Catalog):
 
     def rename_table(self, identifier: NamespaceLike, new_identifier: NamespaceLike) -> None:
         """Move the table's row to another name (Java's ``renameTable``; files stay put)."""
-        self._rename_row(to_identifier(identifier), to_identifier(new_identifier), TABLE_TYPE)
+        self._rename_row(to_identifier(identifier), to_new_identifier(new_identifier),
+                         TABLE_TYPE)
 
     def _rename_row(self, src: Identifier, dst: Identifier, kind: str) -> None:
         """Move a row of ``kind`` (table or view) to another name in one transaction: the
@@ -873,7 +876,7 @@ class SqlCatalog(Catalog):
 
     def register_table(self, identifier: NamespaceLike, metadata_location: str) -> LoadedTable:
         """Insert a row pointing at an existing metadata file (read first to check it)."""
-        ident = to_identifier(identifier)
+        ident = to_new_identifier(identifier, "table name")
         _join_namespace(ident[:-1])
         metadata = load_table_metadata(metadata_location, self._io)
         self._insert_row(ident, metadata_location, TABLE_TYPE, "register table")
@@ -908,7 +911,7 @@ class SqlCatalog(Catalog):
 
     def create_view(self, identifier: NamespaceLike, metadata: ViewMetadata) -> LoadedView:
         """Write ``00000-<uuid>.gz.metadata.json`` and insert the view's row."""
-        ident = to_identifier(identifier)
+        ident = to_new_identifier(identifier, "view name")
         _join_namespace(ident[:-1])
         self._require_view_schema()
         self._check_free(ident, "create view")
@@ -972,11 +975,12 @@ class SqlCatalog(Catalog):
 
     def rename_view(self, identifier: NamespaceLike, new_identifier: NamespaceLike) -> None:
         """Move the view's row to another name (Java's ``renameView``; files stay put)."""
-        self._rename_row(to_identifier(identifier), to_identifier(new_identifier), VIEW_TYPE)
+        self._rename_row(to_identifier(identifier), to_new_identifier(new_identifier, "view name"),
+                         VIEW_TYPE)
 
     def register_view(self, identifier: NamespaceLike, metadata_location: str) -> LoadedView:
         """Insert a view row pointing at an existing view metadata file (read first)."""
-        ident = to_identifier(identifier)
+        ident = to_new_identifier(identifier, "view name")
         _join_namespace(ident[:-1])
         self._require_view_schema()
         metadata = load_view_metadata_file(metadata_location, self._io)
