@@ -64,6 +64,7 @@ from icenb.spec.properties import (
     WRITE_METADATA_PATH,
     bool_property,
     int_property,
+    lenient_int_property,
 )
 from icenb.spec.snapshot import MetadataLogEntry
 from icenb.spec.table_metadata import TableMetadata, to_json_string
@@ -262,7 +263,7 @@ def next_metadata_log(metadata: TableMetadata, base_location: str | None,
                                   "metadata-log", field="metadata-log", value=base_location)
         log.append(MetadataLogEntry(base_last_updated_ms, base_location))
         changed = True
-    keep = max(1, int_property(metadata.properties, METADATA_PREVIOUS_VERSIONS_MAX,
+    keep = max(1, lenient_int_property(metadata.properties, METADATA_PREVIOUS_VERSIONS_MAX,
                                 METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT))
     if len(log) > keep:
         log = log[len(log) - keep:]

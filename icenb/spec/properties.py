@@ -67,8 +67,12 @@ __all__ = [
     "WRITE_METADATA_PATH",
     "WRITE_TARGET_FILE_SIZE_BYTES",
     "WRITE_UPDATE_MODE",
+    "PropertyWarning",
     "bool_property",
+    "check_properties",
+    "check_property",
     "int_property",
+    "lenient_int_property",
     "optional_int_property",
 ]
 
@@ -190,3 +194,87 @@ def int_property(properties: Mapping[str, str], key: str, default: int, *,
     value = optional_int_property(properties, key, default, minimum=minimum)
     assert value is not None
     return value
+
+
+# --------------------------------------------------------------------------- checks at the door
+
+
+class PropertyWarning(UserWarning):
+    """A property already in a table's metadata (written by another engine, or before icenb
+    checked it) has a value icenb cannot use: the default is used instead."""
+
+
+#: Integer properties and their least value (None: any integer).
+_INT_MINIMUM: dict[str, int | None] = {
+    COMMIT_NUM_RETRIES: 0, COMMIT_MIN_RETRY_WAIT_MS: 0, COMMIT_MAX_RETRY_WAIT_MS: 0,
+    COMMIT_TOTAL_RETRY_TIME_MS: 0, MANIFEST_MIN_MERGE_COUNT: 0, MANIFEST_TARGET_SIZE_BYTES: 1,
+    METADATA_PREVIOUS_VERSIONS_MAX: 1, METRICS_MAX_INFERRED_COLUMNS: 0,
+    AVRO_COMPRESSION_LEVEL: None, WRITE_TARGET_FILE_SIZE_BYTES: 1,
+    PARQUET_COMPRESSION_LEVEL: -(2**31), PARQUET_ROW_GROUP_SIZE_BYTES: 1,
+    PARQUET_PAGE_SIZE_BYTES: 1, PARQUET_PAGE_ROW_LIMIT: 1, PARQUET_DICT_SIZE_BYTES: 1,
+    DELETE_TARGET_FILE_SIZE_BYTES: 1, READ_SPLIT_TARGET_SIZE: 1, READ_SPLIT_OPEN_FILE_COST: 0,
+    MIN_SNAPSHOTS_TO_KEEP: 1, MAX_SNAPSHOT_AGE_MS: 0, MAX_REF_AGE_MS: 0,
+    V4_ROOT_ENTRY_LIMIT: 0, V4_COMPACTION_MIN_COUNT: 0, V4_COMPACTION_TARGET_SIZE_BYTES: 0,
+    VERSION_HISTORY_SIZE: 1,
+}
+#: Switches read strictly (``true`` / ``false``); ``gc.enabled`` and
+#: ``write.metadata.delete-after-commit.enabled`` keep Java's reading (anything but ``true`` is
+#: false, the safe side) and are not refused.
+_BOOLEAN = frozenset({
+    MANIFEST_MERGE_ENABLED, OBJECT_STORAGE_ENABLED, OBJECT_STORAGE_PARTITIONED_PATHS,
+    V4_COMPACTION_ENABLED, REPLACE_DROP_DIALECT_ALLOWED,
+})
+_MODES = ("copy-on-write", "merge-on-read")
+#: Properties with a fixed set of values (compared ignoring case and surrounding blanks).
+_CHOICES: dict[str, tuple[str, ...]] = {
+    METADATA_COMPRESSION: ("none", "gzip"),
+    WRITE_DELETE_MODE: _MODES, WRITE_UPDATE_MODE: _MODES, "write.merge.mode": _MODES,
+    "write.delete.isolation-level": ("serializable", "snapshot"),
+    "write.update.isolation-level": ("serializable", "snapshot"),
+    "write.merge.isolation-level": ("serializable", "snapshot"),
+    DEFAULT_FILE_FORMAT: ("parquet", "avro", "orc"),
+    DELETE_FORMAT_DEFAULT: ("parquet", "avro", "orc"),
+    PARQUET_COMPRESSION: ("zstd", "gzip", "snappy", "lz4", "brotli", "uncompressed", "none"),
+    AVRO_COMPRESSION: ("uncompressed", "none", "snappy", "gzip", "deflate", "zstd"),
+    V4_MANIFEST_DV_STORAGE: ("inline", "puffin"),
+}
+
+
+def check_property(key: str, value: str) -> None:
+    """Refuse a value icenb could not use for ``key`` (``ValidationError`` naming both): an
+    integer property must be an integer of at least its minimum, a switch ``true`` or
+    ``false``, a choice one of its values; keys icenb does not read pass. Run when a property
+    is set, so a bad value never reaches a table's metadata through icenb."""
+    if not isinstance(key, str) or not key.strip():
+        raise ValidationError("a property key must be a non-empty string", field="properties",
+                              value=key)
+    if not isinstance(value, str):
+        raise ValidationError("a property value must be a string", field=key, value=value)
+    if key in _INT_MINIMUM:
+        optional_int_property({key: value}, key, None, minimum=_INT_MINIMUM[key])
+    elif key in _BOOLEAN:
+        bool_property({key: value}, key, False, strict=True)
+    elif key in _CHOICES and value.strip().lower() not in _CHOICES[key]:
+        raise ValidationError(f"table property must be one of {', '.join(_CHOICES[key])}",
+                              field=key, value=value)
+
+
+def check_properties(properties: Mapping[str, str]) -> None:
+    """:func:`check_property` for every entry."""
+    for key, value in properties.items():
+        check_property(key, value)
+
+
+def lenient_int_property(properties: Mapping[str, str], key: str, default: int, *,
+                         minimum: int | None = None) -> int:
+    """:func:`int_property` for settings an operation reads before it writes (commit retries,
+    expiry, metadata retention): a value already in the metadata that is not a usable integer
+    gives ``default`` and a :class:`PropertyWarning` naming key and value, so a table with a
+    bad value can still be changed - and the value removed - through icenb."""
+    try:
+        return int_property(properties, key, default, minimum=minimum)
+    except ValidationError as e:
+        import warnings
+
+        warnings.warn(f"{e}; using the default {default}", PropertyWarning, stacklevel=2)
+        return default

@@ -77,6 +77,7 @@ from icenb.spec.properties import (
     METRICS_COLUMN_PREFIX,
     PARQUET_COMPRESSION,
     int_property,
+    lenient_int_property,
 )
 from icenb.spec.schema import MAX_FIELD_ID, Schema, schema_from_json, schema_to_json
 from icenb.spec.snapshot import (
@@ -1444,7 +1445,7 @@ class _Builder:
                                   field="table-uuid")
         metadata_log = list(base.metadata_log)
         if metadata_location is not None:
-            keep = max(1, int_property(self.properties, PREVIOUS_VERSIONS_MAX,
+            keep = max(1, lenient_int_property(self.properties, PREVIOUS_VERSIONS_MAX,
                                         PREVIOUS_VERSIONS_MAX_DEFAULT))
             metadata_log.append(MetadataLogEntry(base.last_updated_ms, metadata_location))
             metadata_log = metadata_log[-keep:]

@@ -25,6 +25,7 @@ from icenb.catalog import (
 )
 from icenb.errors import AlreadyExists, ValidationError
 from icenb.spec.partition_spec import UnboundPartitionField, build_partition_spec
+from icenb.spec.properties import check_properties
 from icenb.spec.schema import Schema
 from icenb.spec.schema_ddl import parse_schema
 from icenb.spec.sort_order import UnboundSortField, build_sort_order
@@ -247,6 +248,7 @@ class Warehouse:
         order = build_sort_order(parsed, _terms(sort_by, "sort_by"))
         self._ensure_namespace(ident[:-1])
         table_location = location or self._catalog.default_table_location(ident)
+        check_properties(properties or {})  # refused at the door (issue 17)
         metadata = new_table_metadata(parsed, spec, order, table_location, properties or {},
                                       format_version)
         loaded = self._catalog.create_table(ident, metadata)

@@ -78,3 +78,14 @@ def v123_scenarios(partition_column: str) -> list[Scenario]:
     """v1, v2 and v3, each unpartitioned (``db.u<N>``) and by ``partition_column`` (``db.p<N>``)."""
     return [Scenario(f"db.{'p' if part else 'u'}{v}", v, part)
             for v in (1, 2, 3) for part in ((), (partition_column,))]
+
+
+def written_by_another_engine(t: Table, properties: Mapping[str, str]) -> None:
+    """Put table properties into ``t``'s metadata as another engine would: without icenb's
+    check at the door (``set_properties`` refuses values icenb cannot use, issue 17), so a
+    test can check what icenb does with a bad value it finds."""
+    from icenb.spec.table_updates import SetProperties
+    from icenb.table.commit.metadata_change import MetadataChange, commit_change, uuid_requirement
+
+    change = MetadataChange([SetProperties(dict(properties))], uuid_requirement(t.metadata))
+    commit_change(t, lambda _metadata: change)

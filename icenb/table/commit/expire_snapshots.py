@@ -51,7 +51,7 @@ from icenb.spec.properties import (
     MAX_SNAPSHOT_AGE_MS,
     MIN_SNAPSHOTS_TO_KEEP,
     bool_property,
-    int_property,
+    lenient_int_property,
 )
 from icenb.spec.snapshot import MAIN_BRANCH, SnapshotRef
 from icenb.spec.table_metadata import TableMetadata
@@ -119,11 +119,11 @@ def plan_retention(metadata: TableMetadata, *, now_ms: int, older_than_ms: int |
     """
     props = metadata.properties
     default_older_than = (older_than_ms if older_than_ms is not None else
-                          now_ms - int_property(props, MAX_SNAPSHOT_AGE_MS,
+                          now_ms - lenient_int_property(props, MAX_SNAPSHOT_AGE_MS,
                                                  _DEFAULT_MAX_SNAPSHOT_AGE_MS))
     default_min = (retain_last if retain_last is not None else
-                   int_property(props, MIN_SNAPSHOTS_TO_KEEP, _DEFAULT_MIN_SNAPSHOTS))
-    default_max_ref_age = int_property(props, MAX_REF_AGE_MS, _FOREVER)
+                   lenient_int_property(props, MIN_SNAPSHOTS_TO_KEEP, _DEFAULT_MIN_SNAPSHOTS))
+    default_max_ref_age = lenient_int_property(props, MAX_REF_AGE_MS, _FOREVER)
     explicit = list(dict.fromkeys(snapshot_ids))
     for sid in explicit:
         if metadata.snapshot_by_id(sid) is None:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from icenb.catalog import LoadedTable
 from icenb.errors import CommitConflict, ValidationError
 from icenb.spec.partition_spec_update import SpecUpdate
+from icenb.spec.properties import check_properties
 from icenb.spec.schema_update import SchemaUpdate, check_schema_sources
 from icenb.spec.sort_order import SortField, SortOrder, UnboundSortField
 from icenb.spec.sort_order_update import replace_sort_order
@@ -103,7 +104,7 @@ def commit_change(table: Table, build: ChangeBuilder, *,
     catalog, identifier = table.operations.commit_target()
     current = table.operations.current()
     with refresh_on_error(table):
-        policy = RetryPolicy.from_properties(current.metadata.properties)
+        policy = RetryPolicy.for_commit(current.metadata.properties)
         started = time.monotonic()
         attempt = 0
         while True:
@@ -249,6 +250,7 @@ def replace_sort_order_of(table: Table,
 def set_properties(table: Table, updates: Mapping[str, str]) -> None:
     """Set table properties in one commit (reserved ones such as ``format-version`` are
     refused)."""
+    check_properties(updates)  # a value icenb cannot use never reaches the metadata
     change = SetProperties(updates)  # checks keys and values now
 
     def build(metadata: TableMetadata) -> MetadataChange:

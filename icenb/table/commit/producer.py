@@ -64,6 +64,7 @@ from icenb.spec.properties import (
     COMMIT_TOTAL_RETRY_TIME_MS,
     WRITE_METADATA_PATH,
     int_property,
+    lenient_int_property,
 )
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import (
@@ -151,11 +152,22 @@ class RetryPolicy:
     @classmethod
     def from_properties(cls, properties: Mapping[str, str]) -> RetryPolicy:
         """The policy of a table's ``commit.retry.*`` properties."""
-        return cls(int_property(properties, COMMIT_NUM_RETRIES, cls.num_retries, minimum=0),
-                   int_property(properties, COMMIT_MIN_RETRY_WAIT_MS, cls.min_wait_ms, minimum=0),
-                   int_property(properties, COMMIT_MAX_RETRY_WAIT_MS, cls.max_wait_ms, minimum=0),
-                   int_property(properties, COMMIT_TOTAL_RETRY_TIME_MS, cls.total_timeout_ms,
-                                minimum=0))
+        return cls._read(properties, int_property)
+
+    @classmethod
+    def for_commit(cls, properties: Mapping[str, str]) -> RetryPolicy:
+        """The policy a commit uses: as :meth:`from_properties`, but a value already in the
+        metadata that icenb cannot use gives the default and a ``PropertyWarning`` - a bad
+        value must not lock the table (set_properties refuses it at the door)."""
+        return cls._read(properties, lenient_int_property)
+
+    @classmethod
+    def _read(cls, properties: Mapping[str, str], read: Callable[..., int]) -> RetryPolicy:
+        return cls(read(properties, COMMIT_NUM_RETRIES, cls.num_retries, minimum=0),
+                   read(properties, COMMIT_MIN_RETRY_WAIT_MS, cls.min_wait_ms, minimum=0),
+                   read(properties, COMMIT_MAX_RETRY_WAIT_MS, cls.max_wait_ms, minimum=0),
+                   read(properties, COMMIT_TOTAL_RETRY_TIME_MS, cls.total_timeout_ms,
+                        minimum=0))
 
     def wait_ms(self, retry: int) -> float:
         """Milliseconds to wait before retry number ``retry`` (1 for the first retry)."""
@@ -509,7 +521,7 @@ class SnapshotProducer(ABC):
         """Commit on ``base`` (the table as last loaded), retrying on conflicts; the table as
         committed. Raises ``CommitConflict`` when every attempt conflicted; nothing the operation
         wrote is left then (nor on any other error, except ``CommitStateUnknown``)."""
-        policy = RetryPolicy.from_properties(base.metadata.properties)
+        policy = RetryPolicy.for_commit(base.metadata.properties)
         started = time.monotonic()
         attempt = 0
         current = base

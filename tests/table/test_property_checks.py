@@ -1,0 +1,81 @@
+"""Bad property values are refused at the door, and one already in a table's metadata never
+locks the table (issue 17): set_properties and create_table check every property icenb reads;
+commit retries, expiry and metadata retention read a bad existing value as the default with a
+PropertyWarning, so the value can be removed through icenb."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import pytest
+
+import icenb
+from icenb.errors import ValidationError
+from icenb.spec.properties import PropertyWarning
+from icenb.spec.table_updates import SetProperties
+from icenb.table import Table
+from icenb.table.commit.metadata_change import MetadataChange, commit_change, uuid_requirement
+
+BAD = [("commit.retry.num-retries", "-1"), ("commit.retry.num-retries", "abc"),
+       ("commit.retry.min-wait-ms", "1.5"), ("history.expire.min-snapshots-to-keep", "0"),
+       ("write.target-file-size-bytes", "0"), ("commit.manifest-merge.enabled", "yes"),
+       ("write.delete.mode", "merge-on-write"),
+       ("write.delete.isolation-level", "strict"), ("write.parquet.compression-codec", "zip"),
+       ("write.metadata.compression-codec", "bzip2"), ("write.format.default", "csv"),
+       ("write.v4.manifest-dv.storage", "file"), ("", "x")]
+
+
+def _files(root: Path) -> set[str]:
+    return {os.path.join(d, f) for d, _x, fs in os.walk(root) for f in fs}
+
+
+@pytest.mark.parametrize(("key", "value"), BAD)
+def test_set_properties_refuses_values_icenb_cannot_use(tmp_path: Path, key: str,
+                                                        value: str) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long")
+    before = t.metadata_location
+    with pytest.raises(ValidationError) as err:
+        t.set_properties({key: value})
+    assert err.value.field in (key, "properties") and (err.value.value in (value, key))
+    assert t.refresh().metadata_location == before
+
+
+@pytest.mark.parametrize(("key", "value"), BAD[:5])
+def test_create_table_refuses_them_and_writes_nothing(tmp_path: Path, key: str,
+                                                      value: str) -> None:
+    wh = icenb.warehouse(tmp_path / "wh")
+    wh.create_namespace("db")
+    before = _files(tmp_path)
+    with pytest.raises(ValidationError):
+        wh.create_table("db.t", "id long", properties={key: value})
+    assert _files(tmp_path) == before and wh.tables("db") == []
+
+
+def _written_by_another_engine(t: Table, props: dict[str, str]) -> None:
+    """Put values in the metadata the way another engine would (no icenb check)."""
+    change = MetadataChange([SetProperties(props)], uuid_requirement(t.metadata))
+    commit_change(t, lambda _metadata: change)
+
+
+def test_a_bad_value_in_the_metadata_never_locks_the_table(tmp_path: Path) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long")
+    t.append([{"id": 1}])
+    _written_by_another_engine(t, {"commit.retry.num-retries": "-1",
+                                   "history.expire.min-snapshots-to-keep": "abc",
+                                   "write.metadata.previous-versions-max": "x"})
+    with pytest.warns(PropertyWarning, match="commit.retry.num-retries"):
+        t.append([{"id": 2}])
+    with pytest.warns(PropertyWarning):
+        t.create_tag("v2")
+    with pytest.warns(PropertyWarning, match="min-snapshots-to-keep"):
+        t.expire_snapshots()
+    with pytest.warns(PropertyWarning):
+        t.remove_properties(["commit.retry.num-retries", "history.expire.min-snapshots-to-keep",
+                             "write.metadata.previous-versions-max"])
+    assert "commit.retry.num-retries" not in t.properties
+    assert sorted(r["id"] for r in t.to_arrow().to_pylist()) == [1, 2]
+    with warnings.catch_warnings():  # and nothing warns any more
+        warnings.simplefilter("error", PropertyWarning)
+        t.append([{"id": 3}])
