@@ -630,7 +630,9 @@ class Catalog(ABC):
             return
         kept = {e.metadata_file for e in committed.metadata_log} | {new_location}
         removed = [e.metadata_file for e in base.metadata_log if e.metadata_file not in kept]
-        _delete_all(self._io, removed)
+        roots = table_roots(committed, new_location)
+        # a metadata-log entry may name any file: only the table's own are deleted (issue 17)
+        _delete_all(self._io, [f for f in removed if is_inside(f, roots)])
 
     def _conflict(self, ident: Identifier, base_location: str,
                   current: str | None, kind: str = "table") -> CommitConflict:

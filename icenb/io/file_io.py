@@ -97,11 +97,13 @@ _FLOAT_ARGS = frozenset({"connect_timeout", "request_timeout"})
 
 
 class FileEntry(NamedTuple):
-    """One directory entry: its name (not a path), size in bytes (None for a directory)."""
+    """One directory entry: its name (not a path), size in bytes (None for a directory) and
+    when it was last modified (epoch ms; None when the store does not say)."""
 
     name: str
     size: int | None
     is_dir: bool
+    modified_ms: int | None = None
 
 
 def parse_location(location: str) -> tuple[str, str, str]:
@@ -385,6 +387,7 @@ class FileIO:
                 info.base_name,
                 None if info.type == pafs.FileType.Directory else _opt_int(info.size),
                 info.type == pafs.FileType.Directory,
+                None if info.mtime_ns is None else int(info.mtime_ns) // 1_000_000,
             )
             for info in infos
         ]

@@ -438,12 +438,14 @@ class Table:
     def expire_snapshots(self, older_than: datetime | str | int | None = None, *,
                          retain_last: int | None = None,
                          snapshot_ids: Iterable[int] | None = None, clean_files: bool = True,
-                         dry_run: bool = False) -> Any:
+                         dry_run: bool = False, delete_outside_table: bool = False) -> Any:
         """Remove snapshots the retention policy no longer keeps (spec: "Snapshot Retention
         Policy"; ``older_than`` a time or epoch ms, ``retain_last`` a count, replacing the
         table's ``history.expire.*`` defaults; ``snapshot_ids`` expire too) in one commit, then
         delete the files only they used; an :class:`~icenb.table.commit.expire_snapshots.
-        ExpireSnapshotsResult`. ``dry_run`` only tells what would be expired and deleted."""
+        ExpireSnapshotsResult`. ``dry_run`` only tells what would be expired and deleted.
+        Files outside the table's location are kept and listed (``kept_outside``) unless
+        ``delete_outside_table=True``."""
         from icenb.table.commit.expire_snapshots import expire_snapshots
 
         older_than_ms: int | None
@@ -457,7 +459,28 @@ class Table:
                                   field="older_than", value=older_than)
         return expire_snapshots(self, older_than_ms=older_than_ms, retain_last=retain_last,
                                 snapshot_ids=snapshot_ids, clean_files=clean_files,
-                                dry_run=dry_run)
+                                dry_run=dry_run, delete_outside_table=delete_outside_table)
+
+    def remove_orphan_files(self, older_than: datetime | str | int | None = None, *,
+                            dry_run: bool = False) -> Any:
+        """Delete the files under the table's location that no snapshot, ref, statistics file
+        or metadata-log entry references and that are older than ``older_than`` (default: 3
+        days ago, so files of a write still in flight are never taken) - what crashes and
+        interrupted writes leave (Spark's ``remove_orphan_files``); an
+        :class:`~icenb.table.commit.remove_orphan_files.OrphanFiles`. ``dry_run`` only lists
+        them. Nothing outside the table's folders is listed or deleted."""
+        from icenb.table.commit.remove_orphan_files import remove_orphan_files
+
+        older_than_ms: int | None = None
+        if isinstance(older_than, (datetime, str)):
+            older_than_ms = timestamp_to_ms(older_than)
+        elif isinstance(older_than, int) and not isinstance(older_than, bool):
+            older_than_ms = older_than
+        elif older_than is not None:
+            raise ValidationError("older_than must be a datetime, ISO string or epoch ms",
+                                  field="older_than", value=older_than)
+        self.refresh()
+        return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
 
     def upgrade(self, format_version: int) -> bool:
         """Upgrade the table's format version (1 -> 2 -> 3; spec: Appendix E) in one commit;

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from icenb.catalog.base import is_inside, table_roots
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.snapshot_files import CONTENT_KINDS, FILE_KINDS, V4_FILE_KINDS, SnapshotFiles
@@ -237,6 +238,9 @@ class ExpireSnapshotsResult:
     deleted_files: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: Files that could not be deleted (kept; the table no longer needs them).
     failed_deletes: tuple[str, ...] = ()
+    #: Unreferenced files outside the table's location (its folder and ``write.*.path``): kept,
+    #: unless ``delete_outside_table=True`` (issue 17: nothing outside a table is deleted unasked).
+    kept_outside: tuple[str, ...] = ()
     dry_run: bool = False
     committed: bool = False
     #: The table's format version (v4 results also list :data:`V4_FILE_KINDS`).
@@ -283,7 +287,8 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
                      retain_last: int | None = None, snapshot_ids: Iterable[int] | None = None,
                      clean_files: bool = True, dry_run: bool = False,
                      now_ms: int | None = None,
-                     sleep: Callable[[float], None] | None = None) -> ExpireSnapshotsResult:
+                     sleep: Callable[[float], None] | None = None,
+                     delete_outside_table: bool = False) -> ExpireSnapshotsResult:
     """Expire ``table``'s snapshots per the retention policy (module docstring) in one commit,
     then delete the files no kept snapshot references (``clean_files=False``: delete none).
     ``dry_run`` commits and deletes nothing; the result tells what would happen on the table
@@ -342,6 +347,12 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
                                      {k: () for k in FILE_KINDS}, committed=True,
                                      format_version=before.format_version)
     files = files_to_delete(io, before, committed.metadata)
+    roots = table_roots(committed.metadata, committed.metadata_location)
+    outside = () if delete_outside_table else tuple(sorted(
+        p for kind in FILE_KINDS for p in files[kind] if not is_inside(p, roots)))
+    if outside:
+        skip = set(outside)
+        files = {kind: tuple(p for p in paths if p not in skip) for kind, paths in files.items()}
     failed: list[str] = []
     for kind in FILE_KINDS:
         for path in files[kind]:
@@ -350,5 +361,6 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
             except IcebergError:
                 failed.append(path)
     return ExpireSnapshotsResult(plan.expired_snapshot_ids, plan.removed_refs, files,
-                                 failed_deletes=tuple(failed), committed=True,
+                                 failed_deletes=tuple(failed), kept_outside=outside,
+                                 committed=True,
                                  format_version=before.format_version)
