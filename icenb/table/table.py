@@ -610,10 +610,12 @@ class Table:
             return snap.snapshot_id, md.schema
         return snap.snapshot_id, md.schema_for_snapshot(snap.snapshot_id)
 
-    def scan(self, filter: str | Expression = "true", columns: tuple[str, ...] | list[str]
-             | None = None, snapshot_id: int | None = None, ref: str | None = None,
+    def scan(self, filter: str | Expression = "true",
+             columns: str | tuple[str, ...] | list[str] | None = None,
+             snapshot_id: int | None = None, ref: str | None = None,
              case_sensitive: bool = True) -> Scan:
-        """A scan of the current snapshot, or of ``snapshot_id`` or ``ref``.
+        """A scan of the current snapshot, or of ``snapshot_id`` or ``ref``. ``columns`` is a
+        sequence of names, or one name as a string.
 
         Schema used, as the reference implementation: a snapshot id or a tag reads with that
         snapshot's schema; a branch (and the default, ``main``) with the table's current schema.
@@ -630,7 +632,8 @@ class Table:
             current = md.current_snapshot()
             sid, schema = (None if current is None else current.snapshot_id), md.schema
         return Scan(self._io, md, sid, schema, row_filter=filter,
-                    columns=None if columns is None else tuple(columns),
+                    columns=None if columns is None else (columns,) if isinstance(columns, str)
+                    else tuple(columns),
                     case_sensitive=case_sensitive)
 
     def to_arrow(self) -> pa.Table:

@@ -79,3 +79,25 @@ def test_a_bad_value_in_the_metadata_never_locks_the_table(tmp_path: Path) -> No
     with warnings.catch_warnings():  # and nothing warns any more
         warnings.simplefilter("error", PropertyWarning)
         t.append([{"id": 3}])
+
+
+def test_lossy_casts_are_refused_on_the_rows_path(tmp_path: Path) -> None:
+    """append([{"id": 101.5}]) into a long column stored 101; now it is refused naming the
+    column and the row, as the Arrow and pandas paths refuse a float column."""
+    from decimal import Decimal
+
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long, n int")
+    for bad in (101.5, float("nan"), float("inf"), Decimal("1.5")):
+        with pytest.raises(ValidationError, match="row 1") as err:
+            t.append([{"id": 1, "n": 1}, {"id": bad, "n": 1}])
+        assert err.value.field == "id"
+    assert t.metadata.snapshots == ()
+    t.append([{"id": 3.0, "n": 4}])  # the same number: accepted
+    assert t.to_arrow().to_pylist() == [{"id": 3, "n": 4}]
+
+
+def test_columns_given_as_one_string_is_one_name(tmp_path: Path) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long, i int, d int")
+    t.append([{"id": 1, "i": 2, "d": 3}])
+    assert t.scan(columns="id").to_arrow().column_names == ["id"]
+    assert t.scan(columns=["i", "d"]).to_arrow().column_names == ["i", "d"]

@@ -32,6 +32,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -252,6 +253,22 @@ def _is_pandas(data: Any) -> bool:
     return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")
 
 
+def _check_integral(values: Sequence[Any], name: str) -> None:
+    """Only safe casts into an integer column: a float or Decimal with a fraction (101.5 into
+    a ``long``) is refused naming the column and row, as the Arrow and pandas paths refuse
+    it; an integral one (``3.0``) is the same number and is accepted."""
+    for i, v in enumerate(values):
+        if isinstance(v, (float, Decimal)) and not isinstance(v, bool):
+            try:
+                integral = v == int(v)
+            except (OverflowError, ValueError):  # inf, nan
+                integral = False
+            if not integral:
+                raise ValidationError(f"row {i}: {v!r} is not an integer: casting it to the "
+                                      "column's integer type would lose its fraction",
+                                      field=name, value=v)
+
+
 def _rows_table(rows: Sequence[Any], schema: Schema) -> pa.Table:
     """A list of dicts as Arrow, each column built with the table's Arrow type."""
     names: dict[str, None] = {}
@@ -270,6 +287,8 @@ def _rows_table(rows: Sequence[Any], schema: Schema) -> pa.Table:
                                   value=[f.name for f in schema.fields])
         f = arrow_schema.field(name)
         values = [row.get(name) for row in rows]
+        if pa.types.is_integer(f.type):
+            _check_integral(values, name)
         try:
             arrays.append(pa.array(values, type=f.type))
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:

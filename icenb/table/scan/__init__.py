@@ -90,10 +90,13 @@ class Scan:
 
     def __init__(self, io: FileIO, metadata: TableMetadata, snapshot_id: int | None,
                  table_schema: Schema, *, row_filter: str | Expression = "true",
-                 columns: tuple[str, ...] | None = None, case_sensitive: bool = True) -> None:
+                 columns: str | tuple[str, ...] | None = None,
+                 case_sensitive: bool = True) -> None:
         expr = parse(row_filter) if isinstance(row_filter, str) else row_filter
         bind(expr, table_schema, case_sensitive)  # fail now on unknown columns or bad literals
         projection = table_schema
+        if isinstance(columns, str):  # one name, not its characters (issue 17)
+            columns = (columns,)
         if columns is not None:
             columns = tuple(columns)
             projection = _projection(metadata, table_schema, columns, case_sensitive)
