@@ -97,13 +97,11 @@ _FLOAT_ARGS = frozenset({"connect_timeout", "request_timeout"})
 
 
 class FileEntry(NamedTuple):
-    """One directory entry: its name (not a path), size in bytes (None for a directory) and
-    when it was last modified (epoch ms; None when the store does not say)."""
+    """One directory entry: its name (not a path), size in bytes (None for a directory)."""
 
     name: str
     size: int | None
     is_dir: bool
-    modified_ms: int | None = None
 
 
 def parse_location(location: str) -> tuple[str, str, str]:
@@ -374,6 +372,11 @@ class FileIO:
 
     def list_dir(self, location: str) -> list[FileEntry]:
         """The entries directly inside a directory, sorted by name. Missing -> ``NotFound``."""
+        return [entry for entry, _modified in self.list_dir_modified(location)]
+
+    def list_dir_modified(self, location: str) -> list[tuple[FileEntry, int | None]]:
+        """:meth:`list_dir` with each entry's last modification (epoch ms; None when the
+        store does not say)."""
         fs, path = self.resolve(location)
         self.stats.add("listed")
         try:
@@ -383,15 +386,14 @@ class FileIO:
         except _IO_ERRORS as e:
             raise _translate(e, location, "list directory") from None
         entries = [
-            FileEntry(
+            (FileEntry(
                 info.base_name,
                 None if info.type == pafs.FileType.Directory else _opt_int(info.size),
                 info.type == pafs.FileType.Directory,
-                None if info.mtime_ns is None else int(info.mtime_ns) // 1_000_000,
-            )
+            ), None if info.mtime_ns is None else int(info.mtime_ns) // 1_000_000)
             for info in infos
         ]
-        return sorted(entries, key=lambda e: e.name)
+        return sorted(entries, key=lambda e: e[0].name)
 
     def delete(self, location: str, *, missing_ok: bool = False) -> None:
         """Delete a file. A missing file raises ``NotFound`` unless ``missing_ok``."""

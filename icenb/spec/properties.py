@@ -257,6 +257,16 @@ def check_property(key: str, value: str) -> None:
     elif key in _CHOICES and value.strip().lower() not in _CHOICES[key]:
         raise ValidationError(f"table property must be one of {', '.join(_CHOICES[key])}",
                               field=key, value=value)
+    elif key in (WRITE_DATA_PATH, WRITE_METADATA_PATH) and not _absolute(value):
+        raise ValidationError("a path property must be an absolute path or a URI: a relative "
+                              "one would resolve against each process's working directory",
+                              field=key, value=value)
+
+
+def _absolute(location: str) -> bool:
+    text = location.strip()
+    return "://" in text or text.startswith(("/", "file:")) or (
+        len(text) > 2 and text[1] == ":" and text[2] in "\\/")  # a Windows drive
 
 
 def check_properties(properties: Mapping[str, str]) -> None:

@@ -37,6 +37,7 @@ from icenb.spec.types import (
     PrimitiveType,
     StructType,
     UnknownType,
+    check_new_type,
     min_format_version,
     parse_type_string,
 )
@@ -57,9 +58,12 @@ class _Move:
 
 def _as_type(value: IcebergType | str, path: str) -> IcebergType:
     if isinstance(value, IcebergType):
+        check_new_type(value, field=path)
         return value
     if isinstance(value, str):
-        return parse_type_string(value, field=path)
+        t = parse_type_string(value, field=path)
+        check_new_type(t, field=path)
+        return t
     raise ValidationError("a column type must be an IcebergType or a type string", field=path,
                           value=value)
 

@@ -463,7 +463,7 @@ class StructType(NestedType):
         return None
 
     def __str__(self) -> str:
-        return "struct<" + ", ".join(f"{f.name}: {f.field_type}" for f in self.fields) + ">"
+        return type_text(self)
 
     def __repr__(self) -> str:
         return "StructType(" + ", ".join(repr(f) for f in self.fields) + ")"
@@ -492,7 +492,7 @@ class ListType(NestedType):
         return (self.element_field,)
 
     def __str__(self) -> str:
-        return f"list<{self.element_type}>"
+        return type_text(self)
 
 
 @dataclass(frozen=True)
@@ -518,7 +518,7 @@ class MapType(NestedType):
         return (self.key_field, self.value_field)
 
     def __str__(self) -> str:
-        return f"map<{self.key_type}, {self.value_type}>"
+        return type_text(self)
 
 
 # --------------------------------------------------------------------------- versions
@@ -538,3 +538,38 @@ def min_format_version(t: IcebergType) -> int:
     if isinstance(t, NestedType):
         return max((min_format_version(f.field_type) for f in t.fields), default=1)
     return 1
+
+
+def check_new_type(t: IcebergType, *, field: str | None = None) -> None:
+    """Refuse, for a new column, a type no value can be written to: ``fixed[0]`` (at any
+    nesting depth). Types read from existing metadata are not checked (issue 17)."""
+    if isinstance(t, FixedType) and t.length < 1:
+        raise ValidationError("fixed[0] holds no bytes: a fixed type for a new column needs a "
+                              "length of at least 1", field=field, value=str(t))
+    if isinstance(t, (StructType, ListType, MapType)):
+        for f in t.fields:
+            check_new_type(f.field_type, field=f.name if field is None else f"{field}.{f.name}")
+
+
+def type_text(t: IcebergType) -> str:
+    """``str(t)`` of a nested type without recursion (``struct<a: int, b: list<long>>``), so
+    a deeply nested schema prints instead of raising ``RecursionError`` (issue 17)."""
+    out: list[str] = []
+    stack: list[IcebergType | str] = [t]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, StructType):
+            parts: list[IcebergType | str] = ["struct<"]
+            for i, f in enumerate(item.fields):
+                parts += [", " if i else "", f"{f.name}: ", f.field_type]
+            parts.append(">")
+            stack.extend(reversed(parts))
+        elif isinstance(item, ListType):
+            stack.extend(reversed(["list<", item.element_type, ">"]))
+        elif isinstance(item, MapType):
+            stack.extend(reversed(["map<", item.key_type, ", ", item.value_type, ">"]))
+        else:
+            out.append(str(item))
+    return "".join(out)

@@ -196,6 +196,9 @@ class Table:
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         """The snapshot with this id; ``NoSuchSnapshot`` when absent (e.g. expired)."""
+        if type(snapshot_id) is not int:
+            raise ValidationError("a snapshot id is an integer", field="snapshot-id",
+                                  value=snapshot_id)
         snap = self._metadata.snapshot_by_id(snapshot_id)
         if snap is None:
             raise NoSuchSnapshot("no snapshot with this id in the table metadata",
@@ -622,6 +625,8 @@ class Table:
         """
         if snapshot_id is not None and ref is not None:
             raise ValidationError("give snapshot_id or ref, not both", field="ref", value=ref)
+        if ref is not None and not isinstance(ref, str):
+            raise ValidationError("a ref is a branch or tag name", field="ref", value=ref)
         md = self._metadata
         if snapshot_id is not None:
             sid: int | None = self.snapshot(snapshot_id).snapshot_id
@@ -632,8 +637,7 @@ class Table:
             current = md.current_snapshot()
             sid, schema = (None if current is None else current.snapshot_id), md.schema
         return Scan(self._io, md, sid, schema, row_filter=filter,
-                    columns=None if columns is None else (columns,) if isinstance(columns, str)
-                    else tuple(columns),
+                    columns=tuple(columns) if isinstance(columns, list) else columns,
                     case_sensitive=case_sensitive)
 
     def to_arrow(self) -> pa.Table:

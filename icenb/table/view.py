@@ -360,13 +360,22 @@ def derive_schema(reps: Mapping[str, str], load: Callable[[tuple[str, ...]], Tab
                                 spark=spark)
 
 
+def location_text(location: object) -> str:
+    """A location given by a caller as text: a path, ``PathLike`` or URI (``ValidationError``
+    for anything else, never a raw ``TypeError``)."""
+    if not isinstance(location, (str, os.PathLike)) or not os.fspath(location):
+        raise ValidationError("a table or view location is a path or URI", field="location",
+                              value=location)
+    return str(os.fspath(location))
+
+
 def open_view(location: str | os.PathLike[str], *, io: FileIO | None = None,
               properties: Mapping[str, str] | None = None) -> View:
     """A view read-only from its metadata file or directory (plain or gzip)."""
     if io is not None and properties is not None:
         raise ValidationError("give io or properties, not both", field="properties")
     io = io if io is not None else FileIO(properties)
-    file = find_current_metadata(os.fspath(location), io)
+    file = find_current_metadata(location_text(location), io)
     return View(load_view_metadata_file(file, io), io, metadata_location=file)
 
 
@@ -378,7 +387,7 @@ def open_location(location: str | os.PathLike[str], *, io: FileIO | None = None,
     if io is not None and properties is not None:
         raise ValidationError("give io or properties, not both", field="properties")
     io = io if io is not None else FileIO(properties)
-    file = find_current_metadata(os.fspath(location), io)
+    file = find_current_metadata(location_text(location), io)
     if _is_view_document(read_metadata_json(file, io)):
         return View(load_view_metadata_file(file, io), io, metadata_location=file)
     # the location as given: a table opened from its directory refreshes to newer files

@@ -50,6 +50,7 @@ from icenb.spec.types import (
     TimestamptzType,
     TimeType,
     UUIDType,
+    check_new_type,
 )
 from icenb.spec.view_updates import new_view_metadata
 from icenb.table.engine import engine
@@ -249,6 +250,8 @@ class Warehouse:
         self._ensure_namespace(ident[:-1])
         table_location = location or self._catalog.default_table_location(ident)
         check_properties(properties or {})  # refused at the door (issue 17)
+        for f in parsed.fields:
+            check_new_type(f.field_type, field=f.name)
         metadata = new_table_metadata(parsed, spec, order, table_location, properties or {},
                                       format_version)
         loaded = self._catalog.create_table(ident, metadata)

@@ -142,3 +142,15 @@ def test_min_format_version() -> None:
     nested = StructType(NestedField(1, "l", ListType(2, VariantType())))
     assert min_format_version(nested) == 3
     assert min_format_version(StructType(NestedField(1, "x", UUIDType()))) == 1
+
+
+def test_a_deeply_nested_schema_prints() -> None:
+    """Issue 17: str(schema) raised RecursionError at 200 nested structs."""
+    from icenb.spec.schema import Schema
+    from icenb.spec.types import LongType, NestedField, StructType
+
+    t: StructType | LongType = LongType()
+    for i in range(300):
+        t = StructType(NestedField(1000 + i, f"f{i}", t, False))
+    text = str(Schema(NestedField(1, "deep", t, False)))
+    assert text.count("struct<") == 300 and text.endswith("long" + ">" * 300 + "\n}")

@@ -101,3 +101,16 @@ def test_columns_given_as_one_string_is_one_name(tmp_path: Path) -> None:
     t.append([{"id": 1, "i": 2, "d": 3}])
     assert t.scan(columns="id").to_arrow().column_names == ["id"]
     assert t.scan(columns=["i", "d"]).to_arrow().column_names == ["i", "d"]
+
+
+def test_relative_paths_and_empty_fixed_types_are_refused(tmp_path: Path) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long")
+    for key in ("write.metadata.path", "write.data.path"):
+        with pytest.raises(ValidationError, match="absolute path or a URI"):
+            t.set_properties({key: "relative/dir"})
+    t.set_properties({"write.data.path": str(tmp_path / "elsewhere")})
+    with pytest.raises(ValidationError, match="fixed"):
+        icenb.warehouse(tmp_path).create_table("db.u", "s struct<a: fixed[0]>")
+    with pytest.raises(ValidationError, match="fixed"), t.update_schema() as u:
+        u.add_column("f", "fixed[0]")
+    assert t.schema.field_by_name("f") is None

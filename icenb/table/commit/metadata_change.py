@@ -250,6 +250,9 @@ def replace_sort_order_of(table: Table,
 def set_properties(table: Table, updates: Mapping[str, str]) -> None:
     """Set table properties in one commit (reserved ones such as ``format-version`` are
     refused)."""
+    if not isinstance(updates, Mapping):
+        raise ValidationError("properties to set are a mapping of key -> value",
+                              field="properties", value=updates)
     check_properties(updates)  # a value icenb cannot use never reaches the metadata
     change = SetProperties(updates)  # checks keys and values now
 
@@ -264,6 +267,13 @@ def remove_properties(table: Table, keys: Iterable[str]) -> None:
     they are not stored properties)."""
     if isinstance(keys, str):
         keys = [keys]
+    if not isinstance(keys, Iterable) or isinstance(keys, Mapping):
+        raise ValidationError("properties to remove are a list of keys", field="properties",
+                              value=keys)
+    keys = list(keys)
+    for key in keys:
+        if not isinstance(key, str):
+            raise ValidationError("a property key is a string", field="properties", value=key)
     change = RemoveProperties(tuple(keys))
     reserved = sorted(RESERVED_PROPERTIES.intersection(change.removals))
     if reserved:

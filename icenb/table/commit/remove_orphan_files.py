@@ -100,15 +100,15 @@ def _walk(io: FileIO, roots: list[str]) -> list[tuple[str, int | None]]:
             continue
         seen_dirs.add(directory)
         try:
-            entries = io.list_dir(directory)
+            entries = io.list_dir_modified(directory)
         except NotFound:
             continue
-        for e in entries:
+        for e, modified_ms in entries:
             if e.name.startswith((".", "_")):
                 continue
             path = join_location(directory, e.name)
             if e.is_dir:
                 pending.append(path)
             else:
-                out[path] = e.modified_ms
+                out[path] = modified_ms
     return list(out.items())

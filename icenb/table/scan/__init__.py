@@ -97,6 +97,10 @@ class Scan:
         projection = table_schema
         if isinstance(columns, str):  # one name, not its characters (issue 17)
             columns = (columns,)
+        if columns is not None and (not isinstance(columns, (tuple, list))
+                                    or not all(isinstance(c, str) for c in columns)):
+            raise ValidationError("columns are a column name or a list of names",
+                                  field="columns", value=columns)
         if columns is not None:
             columns = tuple(columns)
             projection = _projection(metadata, table_schema, columns, case_sensitive)
@@ -226,7 +230,7 @@ class Scan:
         order), reading only the files up to the last row wanted: a preview of a large table.
         Rows deleted by position, DV or equality deletes are already gone, as in
         :meth:`to_arrow`."""
-        if offset < 0 or limit < 0:
+        if type(offset) is not int or type(limit) is not int or offset < 0 or limit < 0:
             raise ValidationError("offset and limit must be >= 0", field="page",
                                   value=(offset, limit))
         plan = self.plan()

@@ -1,0 +1,60 @@
+"""Wrong argument types give an IcebergError naming the argument, never a raw TypeError or
+AttributeError (issue 17): every public call below with every bad value."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import icenb
+from icenb.errors import IcebergError
+
+BAD: list[Any] = [5, None, 1.5, object(), [1], {"a": 1}, b"x", -1, "", "nope"]
+
+
+def _calls(tmp_path: Path) -> dict[str, Callable[[Any], Any]]:
+    wh = icenb.warehouse(tmp_path)
+    t = wh.create_table("db.t", "id long, ts timestamp", partition_by=["day(ts)"])
+    t.append([{"id": 1, "ts": dt.datetime(2024, 1, 1)}])
+    return {
+        "scan(filter)": lambda v: t.scan(v), "scan(columns)": lambda v: t.scan(columns=v),
+        "scan(snapshot_id)": lambda v: t.scan(snapshot_id=v),
+        "scan(ref)": lambda v: t.scan(ref=v), "at": lambda v: t.at(v),
+        "append": lambda v: t.append(v), "delete": lambda v: t.delete(v),
+        "create_tag": lambda v: t.create_tag(v), "rollback_to": lambda v: t.rollback_to(v),
+        "set_properties": lambda v: t.set_properties(v),
+        "remove_properties": lambda v: t.remove_properties(v),
+        "expire_snapshots": lambda v: t.expire_snapshots(v),
+        "expire_snapshots(retain_last)": lambda v: t.expire_snapshots(retain_last=v),
+        "diff": lambda v: t.diff(v, v), "upgrade": lambda v: t.upgrade(v),
+        "page": lambda v: t.scan().page(v, v), "snapshot": lambda v: t.snapshot(v),
+        "warehouse.table": lambda v: wh.table(v),
+        "warehouse.create_table(schema)": lambda v: wh.create_table("db.x", v),
+        "warehouse.create_table(name)": lambda v: wh.create_table(v, "id long"),
+        "icenb.open": lambda v: icenb.open(v),
+    }
+
+
+def test_bad_argument_types_are_named(tmp_path: Path) -> None:
+    raw = []
+    for name, call in _calls(tmp_path).items():
+        for value in BAD:
+            try:
+                call(value)
+            except IcebergError:
+                continue
+            except Exception as e:
+                raw.append(f"{name}({value!r}): {type(e).__name__}: {e}")
+    assert not raw, "\n".join(raw)
+
+
+@pytest.mark.parametrize("value", [5, [1], "key=value"])
+def test_set_properties_needs_a_mapping(tmp_path: Path, value: Any) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long")
+    with pytest.raises(IcebergError) as err:
+        t.set_properties(value)
+    assert err.value.field == "properties"
