@@ -41,10 +41,11 @@ metadata files that fell off the ``metadata-log`` are deleted. Two encodings of 
 (plain and gzip, when a racing commit changes the codec) are detected after the create: the
 later writer sees the earlier one's file and withdraws its own.
 
-Object stores and HDFS: pyarrow offers no conditional put, so the create is check-then-write
-and two racing writers can both succeed (the last write wins); a read-back of the file narrows
-that window but cannot close it. Use the SQL catalog when several writers share a warehouse
-on object storage.
+Object stores and HDFS: pyarrow offers no conditional put, so a create there would be
+check-then-write and two racing writers could both succeed (the last write wins, a commit is
+lost). Commits to such a store are refused (``UnsupportedFeature``, naming the file and saying
+to use a SQL catalog, which commits with a check-and-put in its database); reading tables in
+the Hadoop layout on an object store works as before.
 
 Decisions where Java is silent or differs, write side: a table needs an existing namespace
 (Java's HadoopCatalog creates the directories); ``create_table`` requires the table's location
@@ -87,7 +88,6 @@ from icenb.catalog.base import (
 from icenb.errors import (
     AlreadyExists,
     CommitConflict,
-    CommitStateUnknown,
     FileIOError,
     IcebergError,
     IcebergWarning,
@@ -103,7 +103,6 @@ from icenb.io.metadata_files import (
     VERSION_HINT,
     VIEW_EXTENSIONS,
     VIEW_VERSION_HINT,
-    decode_metadata_bytes,
     find_current_metadata,
     hadoop_metadata_file_name,
     load_table_metadata,
@@ -488,33 +487,21 @@ class FilesystemCatalog(Catalog):
     def _create_version_file(self, location: str, data: bytes, gzip: bool,
                              rivals: list[str]) -> None:
         """Create-if-absent of one version's file (``AlreadyExists`` if taken, also in another
-        encoding among ``rivals``); see the module doc for object stores."""
-        atomic = self._io.supports_atomic_create(location)
-        try:
-            write_metadata_file(location, data, self._io, gzip=gzip)
-        except FileIOError as e:
-            # Local: nothing was created. Elsewhere the upload may have gone through.
-            if atomic or not self._io.exists(location):
-                raise
-            if not self._holds(location, data):
-                raise CommitStateUnknown(f"writing the metadata file failed ({e.message}) and "
-                                         "it cannot be told whether it was written",
-                                         file=location) from None
-        if not atomic and not self._holds(location, data):
-            raise CommitConflict("another commit overwrote this version's metadata file (the "
-                                 "filesystem has no atomic create)", file=location)
+        encoding among ``rivals``). A store without an atomic create-if-absent (an object
+        store) is refused: two writers could both create the file and one commit be lost."""
+        if not self._io.supports_atomic_create(location):
+            raise UnsupportedFeature(
+                "a filesystem catalog commits by creating v<N>.metadata.json only if it does "
+                "not exist, and this store has no atomic create-if-absent: two writers could "
+                "both win and one commit would be lost. Use a SQL catalog for tables on an "
+                "object store: icenb.open_catalog('sqlite:///catalog.db', "
+                "warehouse='s3://bucket/warehouse')", file=location)
+        write_metadata_file(location, data, self._io, gzip=gzip)  # atomic: nothing on failure
         for rival in rivals:
             if rival != location and self._io.exists(rival):
                 self._io.delete(location, missing_ok=True)
                 raise AlreadyExists("another commit wrote the same version at the same time",
                                     file=rival)
-
-    def _holds(self, location: str, data: bytes) -> bool:
-        """Whether ``location`` holds the metadata ``data`` (False when it cannot be read)."""
-        try:
-            return decode_metadata_bytes(self._io.new_input(location).read(), location) == data
-        except IcebergError:
-            return False
 
     def _write_version_hint(self, ident: Identifier, version: int,
                             name: str = VERSION_HINT) -> None:

@@ -65,3 +65,20 @@ def test_every_operation_on_an_s3_table(tmp_path: Path, s3: dict[str, str],
     assert orphans.orphans == ()  # nothing unreferenced left; listing the bucket works
     cat.drop_table(("db", "t"), purge=True)
     assert files(fs, bucket) == []
+
+
+def test_a_filesystem_catalog_refuses_to_commit_to_an_object_store(
+        tmp_path: Path, s3: dict[str, str]) -> None:
+    """The Hadoop layout commits by create-if-absent of v<N>.metadata.json; S3 has no atomic
+    form of it, so the filesystem catalog refuses (and says to use a SQL catalog) instead of
+    risking a lost commit. Nothing is written."""
+    from icenb.errors import UnsupportedFeature
+
+    fs = make_bucket(s3, "icenb-fs")
+    cat = open_catalog("s3://icenb-fs/wh", properties=s3)
+    cat.create_namespace("db")
+    with pytest.raises(UnsupportedFeature, match="SQL catalog") as err:
+        cat.create_table(("db", "t"), new_table_metadata(
+            parse_schema("id long"), location="s3://icenb-fs/wh/db/t", format_version=2))
+    assert err.value.file is not None and err.value.file.startswith("s3://icenb-fs/wh/db/t/")
+    assert [f for f in files(fs, "icenb-fs") if "/db/t/" in f] == []

@@ -146,6 +146,12 @@ def read_task(io: FileIO, task: FileScanTask, schema: Schema, *,
     constants = _identity_partition_values(task)
     table = read_data_file(io, data_file, read_schema, constants=constants,
                            name_mapping=name_mapping)
+    if table.num_rows != data_file.record_count:
+        # the manifest's record_count is the file's row count (spec: data_file field 103): a
+        # damaged footer that still parses would otherwise read as fewer or more rows
+        raise CorruptFile(f"the file has {table.num_rows} rows, its manifest entry says "
+                          f"{data_file.record_count}", file=data_file.file_path,
+                          field="record_count", value=table.num_rows)
     if meta_fields:
         table = _with_metadata_columns(table, task, meta_fields)
 
