@@ -13,8 +13,9 @@ bit that still decodes can change what is planned. Parquet files have page CRCs 
 checked against the manifest; deletion vectors their CRC.
 
 It prints the figures per kind and in total (tried / held / wrong / raw). ``make test`` runs a
-bounded version (``test_corruption_campaign``); ``python tests/campaign/test_corruption_campaign.py 100``
-runs 100 trials per kind and mutation for the note.
+bounded version (``test_corruption_campaign``);
+``python tests/campaign/test_corruption_campaign.py 100`` runs 100 trials per kind and
+mutation for the note.
 """
 
 from __future__ import annotations
