@@ -58,3 +58,25 @@ def test_set_properties_needs_a_mapping(tmp_path: Path, value: Any) -> None:
     with pytest.raises(IcebergError) as err:
         t.set_properties(value)
     assert err.value.field == "properties"
+
+
+def test_a_timestamp_out_of_range_is_named_in_inspect(tmp_path: Path) -> None:
+    """A snapshot timestamp-ms of 2**62 (damaged or hostile metadata) raised OverflowError
+    in inspect; it is an InvalidMetadata naming the field and value (issue 17)."""
+    import json
+
+    from icenb.errors import InvalidMetadata
+
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long")
+    t.append([{"id": 1}])
+    location = Path(t.metadata_location)
+    doc = json.loads(location.read_text())
+    doc["snapshots"][0]["timestamp-ms"] = 2**62
+    doc["snapshot-log"][0]["timestamp-ms"] = 2**62
+    location.write_text(json.dumps(doc))
+    damaged = icenb.open(str(location))
+    for name in ("snapshots", "history", "partitions"):
+        with pytest.raises(InvalidMetadata) as err:
+            getattr(damaged.inspect, name)()
+        assert err.value.field == "timestamp-ms" and err.value.value == 2**62
+    assert "Table" in repr(damaged)  # the repr still draws

@@ -80,7 +80,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from icenb.errors import CorruptFile, IcebergError, NoSuchSnapshot, UnsupportedFeature
+from icenb.errors import (
+    CorruptFile,
+    IcebergError,
+    InvalidMetadata,
+    NoSuchSnapshot,
+    UnsupportedFeature,
+)
 from icenb.io.data_files.avro import read_avro_file
 from icenb.io.data_files.orc import read_orc_file
 from icenb.io.file_io import FileIO
@@ -169,7 +175,16 @@ _DV_REMOVED = "manifest_dv_removed_count"
 
 
 
+#: The largest epoch milliseconds whose microseconds fit the int64 of a timestamp column.
+_MAX_MS = (2**63 - 1) // 1000
+
+
 def _ts(ms: int) -> int:
+    """Epoch ms as the microseconds of an inspect table's timestamp column; a time no int64 can
+    hold (a damaged or hostile ``timestamp-ms``) is an ``InvalidMetadata`` naming the value."""
+    if not -_MAX_MS <= ms <= _MAX_MS:
+        raise InvalidMetadata("a timestamp in the metadata is out of range (more than 292,000 "
+                              "years from 1970)", field="timestamp-ms", value=ms)
     return ms * 1000
 
 
