@@ -263,7 +263,6 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self._require_filter()
         t = self._table
         matched = self.preview()  # exact: what the effect's per-file table compares against
-        before = t.metadata
         branch = self._branch
         created = False
         if branch not in t.refs:
@@ -287,7 +286,7 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
                                   field="filter", value=self._filter)
         if created:
             self._created_branch = branch
-        self._effect = _effect_of(t, before, snap.snapshot_id, branch)
+        self._effect = _effect_of(t, snap.snapshot_id)
         self._last_code = self.code()
         self._redraw()
         self.graph.selected = self.graph.node_for(snapshot_id=snap.snapshot_id) or ""
@@ -335,10 +334,9 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
             name = _scratch_name(t)
             t.create_branch(name, main.snapshot_id)
             try:
-                before = t.metadata
                 snap = t.delete(self._filter, mode, branch=name)
                 if snap is not None:
-                    effects[mode] = _effect_of(t, before, snap.snapshot_id, name)
+                    effects[mode] = _effect_of(t, snap.snapshot_id)
             finally:
                 t.remove_branch(name)
         result = ModeComparison(self._filter, effects)
@@ -501,7 +499,7 @@ def _kind(content: int, file_format: str) -> str:
     return "deletion vector" if file_format.upper() == "PUFFIN" else "position deletes"
 
 
-def _effect_of(t: Table, before: Any, snapshot_id: int, branch: str) -> DeleteEffect:
+def _effect_of(t: Table, snapshot_id: int) -> DeleteEffect:
     """Read what snapshot ``snapshot_id`` changed (``t.diff`` of it and its parent)."""
     snap = t.metadata.snapshot_by_id(snapshot_id)
     assert snap is not None

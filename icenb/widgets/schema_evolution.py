@@ -146,7 +146,6 @@ class SchemaEvolution(Authoring):
         self._allow = allow_incompatible_changes
         self._sample_rows = sample_rows
         self._last_column_id: int | None = None
-        self._old_rows: pa.Table | None = None
         self._work = Background()
         super().__init__(table)
 
@@ -300,7 +299,6 @@ class SchemaEvolution(Authoring):
         after = json.dumps(schema_to_json(schema), indent=1).splitlines()
         diff = "\n".join(difflib.unified_diff(before, after, "current schema", "new schema",
                                               lineterm="", n=1))
-        self._old_rows = None
         return (h.section("Preview: the new schema", facts + render(schema).html, open=True)
                 + h.section("Metadata JSON difference", h.pre(diff or "(no difference)"))
                 + h.section("What existing data files read as",
@@ -310,7 +308,6 @@ class SchemaEvolution(Authoring):
         self.old_rows_panel.value = spinner_html("reading existing data files ...")
 
         def done(rows: pa.Table) -> None:
-            self._old_rows = rows
             self.old_rows_panel.value = h.document(rows_html(rows))
 
         def failed(e: BaseException) -> None:
