@@ -8,15 +8,16 @@ and files rolled at ``write.target-file-size-bytes``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import posixpath
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from icenb.errors import CorruptFile, IcebergError, UnsupportedFeature
+from icenb.errors import CorruptFile, FileIOError, IcebergError, UnsupportedFeature
 from icenb.io.arrow_arrays import combined, list_offsets, map_as_list, null_mask
 from icenb.io.file_io import FileIO, InputFile
 from icenb.spec.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_type
@@ -189,39 +190,81 @@ def split_offsets_of(metadata: pq.FileMetaData) -> tuple[int, ...]:
 
 
 class ParquetFileWriter:
-    """One Parquet file being written; tracks its size and rows."""
+    """One Parquet file being written; tracks its size and rows.
+
+    A failure opening, writing or closing the file deletes what was written of it (this file
+    only: the caller deletes the files it finished) and raises ``FileIOError`` naming it (an
+    ``IcebergError`` without a file gets this one): no partial file is left behind (spec:
+    "File System Operations": tables delete the files they do not use)."""
 
     def __init__(self, io: FileIO, location: str, schema: pa.Schema,
                  options: ParquetWriteOptions) -> None:
         self.location = location
-        fs, path = io.resolve(location)
-        if fs.type_name == "local":
-            fs.create_dir(posixpath.dirname(path), recursive=True)
-        self.sink = fs.open_output_stream(path, compression=None)
-        self.writer = pq.ParquetWriter(
-            self.sink, schema, version="2.6", compression=options.compression,
-            compression_level=options.compression_level, use_dictionary=True,
-            write_statistics=True, data_page_size=options.page_size,
-            dictionary_pagesize_limit=options.dict_size,
-            max_rows_per_page=options.page_row_limit, store_schema=False,
-            store_decimal_as_integer=True, use_compliant_nested_type=True,
-            data_page_version="1.0", write_page_checksum=True,
-        )
         self.rows = 0
+        self._io = io
+        self._sink: pa.NativeFile | None = None
+        self._writer: pq.ParquetWriter | None = None
+        with self._removed_on_failure():
+            fs, path = io.resolve(location)
+            if fs.type_name == "local":
+                fs.create_dir(posixpath.dirname(path), recursive=True)
+            self._sink = fs.open_output_stream(path, compression=None)
+            self._writer = pq.ParquetWriter(
+                self._sink, schema, version="2.6", compression=options.compression,
+                compression_level=options.compression_level, use_dictionary=True,
+                write_statistics=True, data_page_size=options.page_size,
+                dictionary_pagesize_limit=options.dict_size,
+                max_rows_per_page=options.page_row_limit, store_schema=False,
+                store_decimal_as_integer=True, use_compliant_nested_type=True,
+                data_page_version="1.0", write_page_checksum=True,
+            )
+
+    @contextlib.contextmanager
+    def _removed_on_failure(self) -> Iterator[None]:
+        try:
+            yield
+        except BaseException as exc:
+            self.abort()
+            if isinstance(exc, IcebergError):
+                if exc.file is None:
+                    raise exc.with_file(self.location) from exc
+                raise
+            if isinstance(exc, (OSError, pa.ArrowException)):
+                raise FileIOError(f"writing a Parquet file failed: {exc}",
+                                  file=self.location) from exc
+            raise
 
     def position(self) -> int:
-        return int(self.sink.tell())
+        assert self._sink is not None
+        return int(self._sink.tell())
 
     def write(self, table: pa.Table) -> None:
-        self.writer.write_table(table, row_group_size=max(1, table.num_rows))
+        assert self._writer is not None
+        with self._removed_on_failure():
+            self._writer.write_table(table, row_group_size=max(1, table.num_rows))
         self.rows += table.num_rows
 
     def close(self) -> tuple[int, pq.FileMetaData]:
-        self.writer.close()
-        metadata = self.writer.writer.metadata
-        size = self.position()
-        self.sink.close()
+        """Finish the file: its size and footer."""
+        assert self._writer is not None and self._sink is not None
+        with self._removed_on_failure():
+            self._writer.close()
+            metadata = self._writer.writer.metadata
+            size = self.position()
+            self._sink.close()
         return size, metadata
+
+    def abort(self) -> None:
+        """Close quietly and delete the file (idempotent)."""
+        writer, sink, self._writer, self._sink = self._writer, self._sink, None, None
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.close()
+        if sink is not None:
+            with contextlib.suppress(Exception):
+                sink.close()
+        with contextlib.suppress(IcebergError):
+            self._io.delete(self.location, missing_ok=True)
 
 
 def write_rolling(io: FileIO, table: pa.Table, options: ParquetWriteOptions,
@@ -236,8 +279,8 @@ def write_rolling(io: FileIO, table: pa.Table, options: ParquetWriteOptions,
     start = 0
     while start < rows:
         location = new_location()
-        writer = ParquetFileWriter(io, location, table.schema, options)
         written.append(location)
+        writer = ParquetFileWriter(io, location, table.schema, options)
         first = start
         estimate = per_row_mem
         while start < rows:

@@ -249,10 +249,7 @@ class RollingDataWriter:
         """Close quietly and delete every file written (idempotent)."""
         self._done = True
         for open_file in self._open.values():
-            with contextlib.suppress(Exception):
-                open_file.writer.writer.close()
-            with contextlib.suppress(Exception):
-                open_file.writer.sink.close()
+            open_file.writer.abort()
         self._open.clear()
         self._sort_buffers.clear()
         self._sort_bytes.clear()
