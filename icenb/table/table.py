@@ -8,12 +8,14 @@ the current state or a past one (spec: "Snapshot References", Appendix F "Point 
 
 from __future__ import annotations
 
+import functools
 import os
+import time
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import pyarrow as pa
 
@@ -21,7 +23,11 @@ from icenb.catalog import Catalog, Identifier, LoadedTable, NamespaceLike, open_
 from icenb.errors import (
     IcebergError,
     IcebergWarning,
+    NoSuchNamespace,
     NoSuchSnapshot,
+    NoSuchTable,
+    NoSuchView,
+    NotFound,
     UnsupportedFeature,
     ValidationError,
 )
@@ -44,7 +50,7 @@ from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit import manage_snapshots as refs_ops
 from icenb.table.commit import metadata_change as table_update
 from icenb.table.commit import new_producer
-from icenb.table.commit.producer import commit_snapshot, refresh_on_error
+from icenb.table.commit.producer import RetryPolicy, commit_snapshot, refresh_on_error
 from icenb.table.engine import Overwrite, engine
 from icenb.table.explore.diff import SnapshotDiff, diff_snapshots
 from icenb.table.explore.evolution_history import (
@@ -91,6 +97,53 @@ def timestamp_to_ms(value: datetime | str) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+#: ``NotFound`` errors of a lookup (a name or an id), not of a file that is gone.
+_LOOKUPS = (NoSuchTable, NoSuchView, NoSuchNamespace, NoSuchSnapshot)
+
+
+def _listed_files(metadata: TableMetadata) -> set[str]:
+    """The files a metadata document names itself: manifest lists, v4 root manifests and
+    statistics files (a missing one is a damaged table, not a stale handle)."""
+    out: set[str] = set()
+    for snap in metadata.snapshots:
+        out.update(p for p in (snap.manifest_list, snap.root_manifest) if p is not None)
+    out.update(f.statistics_path for f in metadata.statistics)
+    out.update(f.statistics_path for f in metadata.partition_statistics)
+    return out
+
+
+def _write(method: Callable[Concatenate[Table, _P], _R]) -> Callable[Concatenate[Table, _P], _R]:
+    """Mark a method as a write of the table, redone when the handle was stale.
+
+    A write plans on the state the handle loaded. When another writer has since removed files
+    that state lists (e.g. expired its snapshots), the write fails with ``NotFound``: then the
+    table is refreshed and the whole write is run again on the new state, as a conflicting
+    commit is re-applied (spec: "Commit Conflict Resolution and Retry"), within the table's
+    ``commit.retry.*`` policy (:class:`RetryPolicy`). The error is raised as it is when the
+    write committed, when the table has not moved on since it was loaded, or when the current
+    metadata itself lists the missing file."""
+
+    @functools.wraps(method)
+    def run(self: Table, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            loaded_from, commits = self._opened_from, self._commits
+            try:
+                return method(self, *args, **kwargs)
+            except NotFound as error:
+                if (self._commits != commits or not self._moved_past(error, loaded_from)
+                        or not RetryPolicy.for_commit(self._metadata.properties).backoff(
+                            attempt, started)):
+                    raise
+
+    return run
+
+
 class Table:
     """A table's metadata, with scans of its snapshots; writes when loaded from a catalog.
 
@@ -106,6 +159,7 @@ class Table:
         self._opened_from = opened_from
         self._catalog = catalog
         self._identifier = identifier
+        self._commits = 0  # commits made through this handle (see ``_write``)
 
     @property
     def catalog(self) -> Catalog | None:
@@ -238,6 +292,20 @@ class Table:
         """Show the state a commit produced."""
         self._metadata = committed.metadata
         self._opened_from = committed.metadata_location
+        self._commits += 1
+
+    def _moved_past(self, error: NotFound, loaded_from: str) -> bool:
+        """Whether ``error``, raised by a write planned on the state loaded from
+        ``loaded_from``, is a file that state listed and the catalog's table no longer needs:
+        the table (refreshed now) has moved on and its metadata does not list the file."""
+        if (self._catalog is None or self._identifier is None or error.file is None
+                or isinstance(error, _LOOKUPS)):
+            return False
+        try:
+            fresh = self.refresh().metadata
+        except IcebergError:
+            return False
+        return self._opened_from != loaded_from and error.file not in _listed_files(fresh)
 
     @property
     def operations(self) -> TableOperations:
@@ -261,26 +329,31 @@ class Table:
         partition spec in one commit when the block ends (spec: "Partition Evolution")."""
         return table_update.update_spec(self, case_sensitive=case_sensitive)
 
+    @_write
     def set_current_schema(self, schema_id: int) -> None:
         """Make an earlier schema current again in one commit: undoes a schema change (spec:
         Table Metadata Fields ``current-schema-id``)."""
         table_update.set_current_schema(self, schema_id)
 
+    @_write
     def set_default_spec(self, spec_id: int) -> None:
         """Make an earlier partition spec the default again in one commit: undoes a spec
         change (spec: "Partition Evolution")."""
         table_update.set_default_spec(self, spec_id)
 
+    @_write
     def replace_sort_order(self, *fields: str | UnboundSortField | SortField,
                            case_sensitive: bool = True) -> SortOrder:
         """Make ``fields`` (``"id"``, ``"ts desc nulls last"``; none: unsorted) the default sort
         order in one commit; the new order (spec: "Sorting")."""
         return table_update.replace_sort_order_of(self, fields, case_sensitive=case_sensitive)
 
+    @_write
     def set_properties(self, properties: Mapping[str, str]) -> None:
         """Set table properties in one commit."""
         table_update.set_properties(self, properties)
 
+    @_write
     def remove_properties(self, keys: Iterable[str]) -> None:
         """Remove table properties in one commit (absent keys are ignored)."""
         table_update.remove_properties(self, keys)
@@ -297,6 +370,7 @@ class Table:
         self._committed(committed)
         return snap
 
+    @_write
     def append(self, data: Any, *, branch: str = MAIN_BRANCH,
                snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
         """Append rows (pyarrow Table/RecordBatch, pandas DataFrame, list of dicts or Spark
@@ -318,6 +392,7 @@ class Table:
 
     # ------------------------------------------------------------------ partition statistics
 
+    @_write
     def compute_partition_stats(self, snapshot_id: int | None = None, *,
                                 register: bool = True) -> PartitionStatisticsFile:
         """Compute the partition statistics of a snapshot (default: the current one), write
@@ -351,6 +426,7 @@ class Table:
         ``ManageSnapshots``; see :mod:`icenb.table.commit.manage_snapshots`)."""
         return refs_ops.ManageSnapshots(self)
 
+    @_write
     def create_branch(self, name: str, snapshot_id: int | None = None, *,
                       min_snapshots_to_keep: int | None = None,
                       max_snapshot_age_ms: int | None = None,
@@ -362,43 +438,51 @@ class Table:
             self, name, snapshot_id, min_snapshots_to_keep=min_snapshots_to_keep,
             max_snapshot_age_ms=max_snapshot_age_ms, max_ref_age_ms=max_ref_age_ms)
 
+    @_write
     def create_tag(self, name: str, snapshot_id: int | None = None, *,
                    max_ref_age_ms: int | None = None) -> SnapshotRef:
         """Create tag ``name`` at ``snapshot_id`` (default: the current snapshot); the ref."""
         with self.manage_snapshots() as m:
             return m.create_tag(name, snapshot_id, max_ref_age_ms=max_ref_age_ms)
 
+    @_write
     def replace_branch(self, name: str, source: int | str) -> SnapshotRef:
         """Point branch ``name`` at a snapshot id or at ref ``source``'s snapshot (retention
         kept); the ref."""
         with self.manage_snapshots() as m:
             return m.replace_branch(name, source)
 
+    @_write
     def replace_tag(self, name: str, source: int | str) -> SnapshotRef:
         """Point tag ``name`` at a snapshot id or at ref ``source``'s snapshot; the ref."""
         with self.manage_snapshots() as m:
             return m.replace_tag(name, source)
 
+    @_write
     def fast_forward(self, branch: str, to: str) -> SnapshotRef:
         """Move ``branch`` to ref ``to``'s snapshot, which must descend from the branch's."""
         with self.manage_snapshots() as m:
             return m.fast_forward(branch, to)
 
+    @_write
     def rename_branch(self, name: str, new_name: str) -> SnapshotRef:
         """Rename a branch (not ``main``); the ref."""
         with self.manage_snapshots() as m:
             return m.rename_branch(name, new_name)
 
+    @_write
     def remove_branch(self, name: str) -> None:
         """Remove a branch (not ``main``); its snapshots stay until they expire."""
         with self.manage_snapshots() as m:
             m.remove_branch(name)
 
+    @_write
     def remove_tag(self, name: str) -> None:
         """Remove a tag."""
         with self.manage_snapshots() as m:
             m.remove_tag(name)
 
+    @_write
     def set_branch_retention(
             self, name: str, *, min_snapshots_to_keep: int | refs_ops.Unset | None = refs_ops.UNSET,
             max_snapshot_age_ms: int | refs_ops.Unset | None = refs_ops.UNSET,
@@ -410,11 +494,13 @@ class Table:
                 name, min_snapshots_to_keep=min_snapshots_to_keep,
                 max_snapshot_age_ms=max_snapshot_age_ms, max_ref_age_ms=max_ref_age_ms)
 
+    @_write
     def set_ref_retention(self, name: str, *, max_ref_age_ms: int | None) -> SnapshotRef:
         """Set how long a branch or tag is kept (``max-ref-age-ms``; None: forever)."""
         with self.manage_snapshots() as m:
             return m.set_ref_retention(name, max_ref_age_ms=max_ref_age_ms)
 
+    @_write
     def rollback_to(self, target: int | str | datetime | None = None, /, *,
                     timestamp_ms: int | None = None, branch: str = MAIN_BRANCH) -> Snapshot:
         """Reset ``branch`` (default ``main``) to one of its ancestors: a snapshot id, a ref's
@@ -424,12 +510,14 @@ class Table:
         with self.manage_snapshots() as m:
             return m.rollback_to(target, timestamp_ms=timestamp_ms, branch=branch)
 
+    @_write
     def set_current_snapshot(self, snapshot_id: int) -> Snapshot:
         """Make any snapshot the current one (``main``'s head), as Java's
         ``setCurrentSnapshot``; the snapshot."""
         with self.manage_snapshots() as m:
             return m.set_current_snapshot(snapshot_id)
 
+    @_write
     def cherry_pick(self, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> Snapshot:
         """Apply snapshot ``snapshot_id``'s change to ``branch``: fast-forward when its parent
         is the branch head, else re-add an append's files as a new snapshot (Java's
@@ -438,6 +526,7 @@ class Table:
 
     # ------------------------------------------------------------------ expiry and upgrades
 
+    @_write
     def expire_snapshots(self, older_than: datetime | str | int | None = None, *,
                          retain_last: int | None = None,
                          snapshot_ids: Iterable[int] | None = None, clean_files: bool = True,
@@ -464,6 +553,7 @@ class Table:
                                 snapshot_ids=snapshot_ids, clean_files=clean_files,
                                 dry_run=dry_run, delete_outside_table=delete_outside_table)
 
+    @_write
     def remove_orphan_files(self, older_than: datetime | str | int | None = None, *,
                             dry_run: bool = False) -> Any:
         """Delete the files under the table's location that no snapshot, ref, statistics file
@@ -485,6 +575,7 @@ class Table:
         self.refresh()
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
 
+    @_write
     def upgrade(self, format_version: int) -> bool:
         """Upgrade the table's format version (1 -> 2 -> 3; spec: Appendix E) in one commit;
         False when it already has it. Nothing is rewritten; a downgrade is refused."""
@@ -494,6 +585,7 @@ class Table:
 
     # ------------------------------------------------------------------ row-level changes
 
+    @_write
     def delete_by_key(self, keys: Any, *, on: str | Sequence[str] | None = None,
                       branch: str = MAIN_BRANCH,
                       snapshot_properties: Mapping[str, str] | None = None) -> Snapshot | None:
@@ -505,6 +597,7 @@ class Table:
         return delete_by_key(self, keys, on=on, branch=branch,
                              snapshot_properties=snapshot_properties)
 
+    @_write
     def upsert(self, data: Any, *, on: str | Sequence[str] | None = None,
                branch: str = MAIN_BRANCH,
                snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
@@ -515,6 +608,7 @@ class Table:
 
         return upsert(self, data, on=on, branch=branch, snapshot_properties=snapshot_properties)
 
+    @_write
     def update(self, set: Mapping[str, Any], filter: str | Expression = "true", *,
                mode: str | None = None, branch: str = MAIN_BRANCH,
                snapshot_properties: Mapping[str, str] | None = None) -> Snapshot | None:
@@ -532,6 +626,7 @@ class Table:
 
     # ------------------------------------------------------------------ overwrite and delete
 
+    @_write
     def delete(self, filter: str | Expression, mode: str | None = None, *,
                branch: str = MAIN_BRANCH,
                snapshot_properties: Mapping[str, str] | None = None) -> Snapshot | None:
@@ -560,6 +655,7 @@ class Table:
         return delete_dry_run(self._io, self._metadata, filter, branch=branch,
                               case_sensitive=case_sensitive)
 
+    @_write
     def overwrite(self, data: Any, filter: str | Expression | None = None, *,
                   branch: str = MAIN_BRANCH,
                   snapshot_properties: Mapping[str, str] | None = None) -> Snapshot:
@@ -575,6 +671,7 @@ class Table:
         return overwrite_rows(self, data, filter, branch=branch,
                               snapshot_properties=snapshot_properties)
 
+    @_write
     def dynamic_partition_overwrite(self, data: Any, *, branch: str = MAIN_BRANCH,
                                     snapshot_properties: Mapping[str, str] | None = None
                                     ) -> Snapshot:
