@@ -53,6 +53,7 @@ from icenb.errors import (
 from icenb.io.file_io import FileIO, join_location
 from icenb.io.metadata_files import load_table_metadata, load_view_metadata_file
 from icenb.io.snapshot_files import CONTENT_KINDS, SnapshotFiles
+from icenb.reprs import safe_repr
 from icenb.spec.properties import (
     FOLDER_STORAGE_PATH,
     GC_ENABLED,
@@ -397,6 +398,7 @@ class LoadedView(NamedTuple):
     previous_metadata_location: str | None = None
 
 
+@safe_repr
 class Catalog(ABC):
     """Read side of an Iceberg catalog: list namespaces, tables and views; load them.
 

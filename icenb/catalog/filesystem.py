@@ -112,6 +112,7 @@ from icenb.io.metadata_files import (
     view_file_name,
     write_metadata_file,
 )
+from icenb.reprs import safe_repr
 from icenb.spec.table_metadata import TableMetadata, table_metadata_from_json
 from icenb.spec.view_metadata import ViewMetadata, load_view_metadata
 
@@ -138,6 +139,7 @@ def _check_level(level: str, what: str) -> None:
     check_name(level, what)
 
 
+@safe_repr
 class FilesystemCatalog(Catalog):
     """Namespaces and tables under a warehouse directory (Iceberg ``HadoopCatalog`` layout).
 

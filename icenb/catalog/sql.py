@@ -109,6 +109,7 @@ from icenb.io.metadata_files import (
     parse_metadata_file_name,
     write_metadata_file,
 )
+from icenb.reprs import safe_repr
 from icenb.spec.table_metadata import TableMetadata, table_metadata_from_json
 from icenb.spec.view_metadata import ViewMetadata, load_view_metadata
 
@@ -234,6 +235,7 @@ def _split_namespace(text: str | None) -> tuple[str, ...]:
     return tuple(text.split(".")) if text else ()
 
 
+@safe_repr
 class SqlCatalog(Catalog):
     """A catalog in a SQLite database with Iceberg's JDBC catalog schema.
 

@@ -30,6 +30,7 @@ from icenb.display.kit.graph import Graph
 from icenb.display.manifest_repr import content_word, partition_text, status_badge
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
+from icenb.reprs import safe_repr
 from icenb.spec.manifest import EntryStatus, ManifestContent
 from icenb.table.explore.metadata_tree import (
     HiddenManifests,
@@ -81,6 +82,7 @@ def _manifest_word(m: TreeManifest) -> str:
 # --------------------------------------------------------------------------- view
 
 
+@safe_repr
 @dataclass
 class _View:
     """What is drawn under the display options in effect (the tree may hold more)."""

@@ -14,8 +14,10 @@ from typing import Any, TypeVar
 
 from icenb.display.kit import html as h
 from icenb.display.kit.fmt import cut
+from icenb.reprs import safe_repr
 
 
+@safe_repr
 @dataclass(frozen=True)
 class Rendered:
     """An object drawn both ways: an HTML fragment (no style block) and plain text."""

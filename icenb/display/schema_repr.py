@@ -17,6 +17,7 @@ from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
+from icenb.reprs import safe_repr
 from icenb.spec.partition_spec import PartitionField, PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.spec.sort_order import NullOrder, SortField, SortOrder
@@ -71,6 +72,7 @@ def type_repr(t: IcebergType) -> Rendered:
 # --------------------------------------------------------------------------- fields
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FieldRow:
     """One line of a schema tree: the field and how deep it sits."""

@@ -31,6 +31,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from icenb.reprs import safe_repr
+
 __all__ = ["available", "decode_files", "loaded", "register_named"]
 
 IntArray = npt.NDArray[np.int64]
@@ -289,6 +291,7 @@ class _Unsupported(Exception):
     """A schema the compiled program does not cover: the caller falls back."""
 
 
+@safe_repr
 @dataclass
 class _Spec:
     """How one schema node's Arrow array is assembled from the decoded columns."""
@@ -501,6 +504,7 @@ def _pad_columns(spec: _Spec) -> list[int]:
     return [spec.col]  # value columns and array/map counts
 
 
+@safe_repr
 @dataclass
 class _Compiled:
     prog: IntArray

@@ -45,6 +45,7 @@ from icenb.errors import (
     UnsupportedFeature,
     ValidationError,
 )
+from icenb.reprs import safe_repr
 
 __all__ = [
     "GCS_PROPERTIES",
@@ -142,6 +143,7 @@ def join_location(base: str, *names: str) -> str:
     return out
 
 
+@safe_repr
 class IOStats:
     """Counters of file operations (thread-safe); tests use them to prove what was opened."""
 
@@ -199,6 +201,7 @@ def _translate(exc: BaseException, location: str, action: str) -> IcebergError:
 _IO_ERRORS = (OSError, pa.ArrowException)
 
 
+@safe_repr
 class FileIO:
     """Opens locations on local disk, object stores and HDFS through ``pyarrow.fs``.
 
@@ -442,6 +445,7 @@ def _opt_int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
+@safe_repr
 class InputFile:
     """A file to read by location. Nothing is opened until a read."""
 
@@ -516,6 +520,7 @@ class InputFile:
             raise _translate(e, self.location, "open") from None
 
 
+@safe_repr
 class OutputFile:
     """A file to create by location."""
 

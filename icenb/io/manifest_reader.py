@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 from icenb.errors import CorruptFile, InvalidMetadata, NoSuchSnapshot
 from icenb.io.avro import FIELD_ID_KEY, avro_file_metadata, read_avro_tables
 from icenb.io.file_io import FileIO
+from icenb.reprs import safe_repr
 from icenb.spec.manifest import (
     FORMAT_VERSION_KEY,
     PARTITION_SPEC_ID_KEY,
@@ -148,6 +149,7 @@ def _manifest_files_table(files: Sequence[ManifestFile]) -> pa.Table:
 # --------------------------------------------------------------------------- cache
 
 
+@safe_repr
 @dataclass(frozen=True)
 class DecodedManifest:
     """A cached decoded file: a manifest's entry table (inherited values filled in, manifest
@@ -164,6 +166,7 @@ CacheKey = tuple[Any, ...]
 _LIST_TAG = "<manifest-list>"
 
 
+@safe_repr
 class ManifestCache:
     """LRU cache of decoded manifests by (path, length, projection, inherited values) and of
     decoded manifest lists by path; thread-safe.

@@ -43,6 +43,7 @@ import pyarrow as pa
 
 from icenb.errors import IcebergError, ValidationError
 from icenb.io.file_io import FileIO
+from icenb.reprs import safe_repr
 from icenb.spec import values
 from icenb.spec.manifest import (
     CONTENT_KEY,
@@ -101,6 +102,7 @@ _SUPPORTED_VERSIONS = (1, 2, 3)
 # --------------------------------------------------------------------------- codecs
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AvroCodec:
     """An Avro block codec: its ``avro.codec`` name and compression level."""
@@ -529,6 +531,7 @@ def write_manifest(
 # --------------------------------------------------------------------------- manifest lists
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ManifestListInfo:
     """A written manifest list: its location and length, the manifests as written (sequence

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from icenb.errors import CorruptFile, InvalidMetadata, UnsupportedFeature, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec._json_fields import (
     INT_MAX,
     INT_MIN,
@@ -95,6 +96,7 @@ def _frozen_map(value: Mapping[str, str] | None) -> Mapping[str, str]:
 
 
 # --------------------------------------------------------------------------- model
+@safe_repr
 @dataclass(frozen=True)
 class BlobMetadata:
     """One blob's entry in a Puffin footer (spec: Puffin spec, BlobMetadata)."""
@@ -117,6 +119,7 @@ class BlobMetadata:
                      self.length, self.compression_codec, frozenset(self.properties.items())))
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FileMetadata:
     """A Puffin footer: the blobs and the file's properties (spec: Puffin spec, FileMetadata)."""
@@ -132,6 +135,7 @@ class FileMetadata:
         return hash((self.blobs, frozenset(self.properties.items())))
 
 
+@safe_repr
 @dataclass(frozen=True)
 class Blob:
     """A blob to write: its uncompressed ``data`` and footer fields.
@@ -154,6 +158,7 @@ class Blob:
         object.__setattr__(self, "properties", _frozen_map(self.properties))
 
 
+@safe_repr
 @dataclass(frozen=True)
 class PuffinFile:
     """A written Puffin file: its bytes and the footer they end with."""

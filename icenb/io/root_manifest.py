@@ -53,6 +53,7 @@ from icenb.io.puffin import (
     deletion_vector_blob,
     read_deletion_vector,
 )
+from icenb.reprs import safe_repr
 from icenb.spec import values
 from icenb.spec.content_entry import (
     CONTENT_ENTRY_RECORD,
@@ -275,6 +276,7 @@ def write_leaf_manifest(io: FileIO, location: str, kind: ManifestKind,
                                partition_type=partition_type, referenced_file=referenced_file)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RootManifestInfo:
     """A written root manifest: location, length, entries as written, and the snapshot's

@@ -61,6 +61,7 @@ from pyspark.sql.types import StructType
 from icenb.errors import IcebergError, NoSuchSnapshot, UnsupportedFeature, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.metadata_files import load_table_metadata
+from icenb.reprs import safe_repr
 from icenb.spark.spark_types import spark_schema, to_spark_arrow
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysTrue, Expression
@@ -161,6 +162,7 @@ def _columns_option(raw: str | None) -> tuple[str, ...] | None:
 # --------------------------------------------------------------------------- read state
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _ReadState:
     """What a read resolved at ``load()``: the metadata file, snapshot, schema and filter."""
@@ -307,6 +309,7 @@ def read_options(metadata: TableMetadata, io: FileIO, *, snapshot_id: int | None
 # --------------------------------------------------------------------------- partitions
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _Shared:
     """What every partition of one read carries alike: how to read, and the plan's header
@@ -372,6 +375,7 @@ def _decode_shared(blob: _Blob) -> _Shared:
     return shared
 
 
+@safe_repr
 class ScanPartition(InputPartition):
     """One Spark partition: its slice of the scan plan as Arrow (the data entries of its files
     and the delete entries they reference), with what an executor needs to read them.

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icenb.errors import UnsupportedFeature, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spark.session import get_spark, register
 from icenb.spark.spark_types import schema_from_spark
 from icenb.spec.schema import Schema
@@ -85,6 +86,7 @@ def table_resolver(load: Callable[[tuple[str, ...]], Table], spark: Any = None) 
 # --------------------------------------------------------------------------- plan walking
 
 
+@safe_repr
 @dataclass
 class _Reference:
     """A table reference in the SQL text: its name, ``AS OF`` clause and span."""
@@ -98,6 +100,7 @@ class _Reference:
     identifier: tuple[str, ...] = ()
 
 
+@safe_repr
 @dataclass
 class _Qualified:
     """A column reference or star with a qualifier of two or more parts."""
@@ -108,6 +111,7 @@ class _Qualified:
     star: bool
 
 
+@safe_repr
 @dataclass
 class _Found:
     references: list[_Reference] = field(default_factory=list)
@@ -292,6 +296,7 @@ def _java_session(spark: Any) -> Any:
     return session
 
 
+@safe_repr
 @dataclass
 class _Prepared:
     sql: str

@@ -82,6 +82,7 @@ from icenb.catalog import (
 )
 from icenb.errors import CommitStateUnknown, IcebergError, ValidationError
 from icenb.io.file_io import FileIO
+from icenb.reprs import safe_repr
 from icenb.spec.manifest import DataFile
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.properties import WRITE_DATA_PATH
@@ -122,6 +123,7 @@ _WRITE_OPTIONS = frozenset({"path", "paths", WAREHOUSE, CATALOG, CATALOG_NAME, B
 # --------------------------------------------------------------------------- tasks
 
 
+@safe_repr
 @dataclass(frozen=True)
 class WriteTarget:
     """What a write task needs of the table (pinned at ``writer()``; pickled into tasks)."""
@@ -142,6 +144,7 @@ class WriteTarget:
                    operation_id)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class IcenbCommitMessage(WriterCommitMessage):
     """A task's result: the data files it wrote (``partition_id``/``task_id`` as in their

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from icenb.errors import InvalidMetadata, UnsupportedFeature
+from icenb.reprs import safe_repr
 from icenb.spec import values
 from icenb.spec.manifest import (
     COLUMN_SIZES,
@@ -349,6 +350,7 @@ def _as_dict(m: Mapping[int, Any] | None) -> dict[int, Any] | None:
     return None if m is None else dict(m)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ManifestStats:
     """``manifest_stats`` (field 521): a leaf manifest's entry and row counts by status and the
@@ -386,6 +388,7 @@ def _bad(message: str, where: str, name: str, value: Any) -> InvalidMetadata:
     return InvalidMetadata(message, field=f"{where}.{name}" if where else name, value=value)
 
 
+@safe_repr
 @dataclass(frozen=True, kw_only=True)
 class ContentEntry:
     """One record of a v4 manifest (proposal: "V4 content entry structure"), every field with
@@ -633,6 +636,7 @@ class ContentEntry:
 _MANIFEST_STATS_NAMES = tuple(f.name for f in MANIFEST_STATS_TYPE.fields)
 
 
+@safe_repr
 @dataclass(frozen=True, kw_only=True)
 class LegacyPositionDeletes(ContentEntry):
     """A position delete file that is not a deletion vector (a v2 Parquet, Avro or ORC file)
@@ -840,6 +844,7 @@ def snapshot_root_manifest(snapshot: Mapping[str, Any], *, file: str | None = No
 # --------------------------------------------------------------------------- inheritance
 
 
+@safe_repr
 @dataclass(frozen=True)
 class InheritFrom:
     """What null ``version_info`` fields and ``first_row_id`` inherit: for a root, its

@@ -35,6 +35,7 @@ from decimal import Decimal
 from typing import Any
 
 from icenb.errors import ExpressionParseError, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec.expressions import (
     ALWAYS_FALSE,
     ALWAYS_TRUE,
@@ -80,6 +81,7 @@ _NUMBER = re.compile(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _OPERATOR = re.compile(r"==|!=|<>|<=|>=|=|<|>")
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _Token:
     kind: str  # name, qname, string, number, hex, op, '(', ')', ',', '.', '-', '+', eof
@@ -199,12 +201,14 @@ def _number(text: str) -> int | Decimal | float:
 # --------------------------------------------------------------------------- parser
 
 
+@safe_repr
 @dataclass
 class _Column:
     name: str
     token: _Token
 
 
+@safe_repr
 @dataclass
 class _Literal:
     value: Any

@@ -39,6 +39,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation, local
 from typing import Any, ClassVar
 
 from icenb.errors import IcebergError, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec import values
 from icenb.spec.schema import Schema
 from icenb.spec.types import (
@@ -208,6 +209,7 @@ _SYMBOLS = {
 # --------------------------------------------------------------------------- base
 
 
+@safe_repr
 class Expression:
     """Base of every expression node (unbound or bound). Immutable."""
 
@@ -262,6 +264,7 @@ ALWAYS_TRUE = AlwaysTrue()
 ALWAYS_FALSE = AlwaysFalse()
 
 
+@safe_repr
 @dataclass(frozen=True, repr=False)
 class And(Expression):
     """Both children match. Build with :func:`and_` (or ``&``) to get simplification."""
@@ -276,6 +279,7 @@ class And(Expression):
         return f"{_paren(self.left, (Or,))} and {_paren(self.right, (Or, And))}"
 
 
+@safe_repr
 @dataclass(frozen=True, repr=False)
 class Or(Expression):
     """Either child matches. Build with :func:`or_` (or ``|``) to get simplification."""
@@ -290,6 +294,7 @@ class Or(Expression):
         return f"{self.left} or {_paren(self.right, (Or,))}"
 
 
+@safe_repr
 @dataclass(frozen=True, repr=False)
 class Not(Expression):
     """The child does not match. Build with :func:`not_` (or ``~``) to get simplification."""
@@ -392,6 +397,7 @@ def quote_name(name: str) -> str:
     return ".".join(out)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class Reference:
     """An unbound reference to a column by (dotted) name."""
@@ -416,6 +422,7 @@ def _as_reference(term: Reference | str | Column) -> Reference:
     raise ValidationError("a predicate needs a column name or Reference", value=term)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class BoundReference:
     """A column resolved in a schema: the field, its full name and how to reach it.
@@ -552,6 +559,7 @@ class UnboundPredicate(Expression):
         return _with_op(self, self.op.negate())
 
 
+@safe_repr
 @dataclass(frozen=True, init=False, repr=False)
 class UnaryPredicate(UnboundPredicate):
     """A predicate without a literal: null and NaN tests."""
@@ -565,6 +573,7 @@ class UnaryPredicate(UnboundPredicate):
         return _render_unary(self.op, str(self.term))
 
 
+@safe_repr
 @dataclass(frozen=True, init=False, repr=False)
 class LiteralPredicate(UnboundPredicate):
     """A comparison of a column with one literal value."""
@@ -587,6 +596,7 @@ class LiteralPredicate(UnboundPredicate):
         return _render_literal_pred(self.op, str(self.term), render_literal(self.literal))
 
 
+@safe_repr
 @dataclass(frozen=True, init=False, repr=False)
 class SetPredicate(UnboundPredicate):
     """A test of a column against a set of literal values (``in`` / ``not in``)."""
@@ -732,6 +742,7 @@ def _render_set_pred(op: Operation, term: str, literals: list[str]) -> str:
 # --------------------------------------------------------------------------- column builder
 
 
+@safe_repr
 class Column:
     """Builds predicates with Python operators: ``col("id") == 5``, ``col("x").isin(1, 2)``."""
 
@@ -832,6 +843,7 @@ class BoundPredicate(Expression):
         raise NotImplementedError
 
 
+@safe_repr
 @dataclass(frozen=True, repr=False)
 class BoundUnaryPredicate(BoundPredicate):
     """A bound null or NaN test."""
@@ -843,6 +855,7 @@ class BoundUnaryPredicate(BoundPredicate):
         return _render_unary(self.op, str(self.term))
 
 
+@safe_repr
 @dataclass(frozen=True, repr=False)
 class BoundLiteralPredicate(BoundPredicate):
     """A bound comparison with one literal (internal representation)."""
@@ -857,6 +870,7 @@ class BoundLiteralPredicate(BoundPredicate):
         return _render_literal_pred(self.op, str(self.term), lit)
 
 
+@safe_repr
 @dataclass(frozen=True, repr=False)
 class BoundSetPredicate(BoundPredicate):
     """A bound ``in`` / ``not in`` with its literal set (internal representation)."""
@@ -1120,6 +1134,7 @@ class _Binder:
 _EXACT, _ABOVE, _BELOW, _BETWEEN = "exact", "above", "below", "between"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _Conversion:
     kind: str

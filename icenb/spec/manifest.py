@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, InvalidMetadata, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec import values
 from icenb.spec._json_fields import (
     as_object,
@@ -667,6 +668,7 @@ def _opt_list(raw: Any) -> tuple[int, ...] | None:
 
 # --------------------------------------------------------------------------- objects
 
+@safe_repr
 @dataclass(frozen=True, kw_only=True)
 class DataFile:
     """A content file (data, position deletes, equality deletes or a deletion vector).
@@ -838,6 +840,7 @@ class DataFile:
         return rec
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ManifestEntry:
     """One manifest entry: status, tracking ids and the file (spec: Manifest Entry Fields)."""
@@ -899,6 +902,7 @@ class ManifestEntry:
         return rec
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FieldSummary:
     """One partition field's summary as stored in a manifest list (bounds as bytes).
@@ -917,6 +921,7 @@ class FieldSummary:
                 "lower_bound": self.lower_bound, "upper_bound": self.upper_bound}
 
 
+@safe_repr
 @dataclass(frozen=True, kw_only=True)
 class ManifestFile:
     """A manifest list entry (spec: Manifest Lists, ``manifest_file``).
@@ -1364,6 +1369,7 @@ def _partition_from_json(partition_type: StructType, raw: Any, where: str) -> tu
                                   field=field_path(where, str(f.field_id))) for f in fields)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FileScanTask:
     """A data file with the delete files to apply and the residual filter (spec: Appendix C,

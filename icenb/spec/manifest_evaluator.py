@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec import values
 from icenb.spec.evaluators import prepare_bound
 from icenb.spec.expressions import (
@@ -74,6 +75,7 @@ __all__ = [
 ]
 
 
+@safe_repr
 @dataclass(frozen=True)
 class PartitionFieldSummary:
     """One partition field's summary in a manifest list entry (bounds decoded).

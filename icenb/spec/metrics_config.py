@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from icenb.errors import IcebergWarning, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec.properties import (
     METRICS_COLUMN_PREFIX,
     METRICS_DEFAULT,
@@ -55,6 +56,7 @@ MAX_INFERRED_COLUMNS_DEFAULT = 100
 Kind = Literal["none", "counts", "truncate", "full"]
 
 
+@safe_repr
 @dataclass(frozen=True)
 class MetricsMode:
     """One column's metrics mode; ``length`` is the truncation width of ``truncate(N)``."""
@@ -188,6 +190,7 @@ def _count_leaves(t: object) -> int:
     return 0
 
 
+@safe_repr
 @dataclass(frozen=True)
 class MetricsConfig:
     """Metrics mode by full column name, and the mode of every other column."""

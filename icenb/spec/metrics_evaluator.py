@@ -50,6 +50,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, UnsupportedFeature, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec import values
 from icenb.spec.arrow_types import primitive_arrow_type
 from icenb.spec.evaluators import arrow_literal, normalize_column, prepare_bound
@@ -143,6 +144,7 @@ def decode_bounds(
     return out
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FileMetrics:
     """One file's record count and column metrics by field id (bounds decoded).

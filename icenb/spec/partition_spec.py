@@ -29,6 +29,7 @@ from icenb.errors import (
     UnsupportedVersion,
     ValidationError,
 )
+from icenb.reprs import safe_repr
 from icenb.spec._json_fields import (
     as_object,
     field_path,
@@ -129,6 +130,7 @@ def single_source(items: list[T], what: str, text: str) -> T:
 # --------------------------------------------------------------------------- model
 
 
+@safe_repr
 @dataclass(frozen=True)
 class PartitionField:
     """One partition field: source column id(s), partition field id, transform and name.
@@ -599,6 +601,7 @@ _TOKEN_RE = re.compile(
 )
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _Token:
     kind: str  # num, ident, quoted, punct, end
@@ -774,6 +777,7 @@ def parse_term(text: str) -> tuple[tuple[str, ...], Transform]:
     return result
 
 
+@safe_repr
 @dataclass(frozen=True)
 class UnboundPartitionField:
     """A partition field requested by a user: sources by name or id, transform, optional name."""
@@ -887,6 +891,7 @@ def build_partition_spec(
     return spec
 
 
+@safe_repr
 @dataclass
 class _Request:
     source_ids: tuple[int, ...]

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from icenb.errors import UnsupportedFeature, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec.partition_spec import (
     PARTITION_DATA_ID_START,
     PartitionField,
@@ -51,6 +52,7 @@ def _kind(t: Transform) -> str:
     return str(t).split("[", 1)[0]
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _Resolved:
     source_id: int

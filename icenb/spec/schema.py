@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from icenb.errors import IcebergError, InvalidMetadata, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec._json_fields import (
     as_object,
     field_path,
@@ -87,6 +88,7 @@ def is_promotion_allowed(source: IcebergType, target: IcebergType, format_versio
     return False
 
 
+@safe_repr
 @dataclass(frozen=True, init=False, eq=False)
 class Schema:
     """A table schema: a struct of columns plus ``schema_id`` and ``identifier_field_ids``."""
@@ -322,6 +324,7 @@ def _prune_fields(fields: tuple[NestedField, ...], wanted: set[int]) -> list[Nes
     return out
 
 
+@safe_repr
 @dataclass
 class _SchemaIndex:
     by_id: dict[int, NestedField]

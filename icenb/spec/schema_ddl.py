@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from icenb.errors import ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec.schema import Schema
 from icenb.spec.types import (
     IcebergType,
@@ -36,6 +37,7 @@ _TOKEN_RE = re.compile(r"""\s*(?:
 _ALIASES = {"integer": "int", "bigint": "long", "bool": "boolean", "array": "list"}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _Token:
     kind: str

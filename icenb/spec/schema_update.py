@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from icenb.errors import IcebergError, UnsupportedFeature, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec import values
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import MAX_FIELD_ID, Schema, is_promotion_allowed
@@ -49,6 +50,7 @@ _ROOT = -1  # the parent id of top-level columns
 DEFAULTS_MIN_FORMAT_VERSION = 3
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _Move:
     field_id: int

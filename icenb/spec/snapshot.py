@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from icenb.errors import InvalidMetadata, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec._json_fields import (
     INT_MAX,
     INT_MIN,
@@ -208,6 +209,7 @@ def _operation(text: str) -> str:
     return _OPERATIONS.get(text, text)
 
 
+@safe_repr
 @dataclass(frozen=True, eq=False)
 class Summary(Mapping[str, str]):
     """A snapshot summary: ``operation`` plus other string properties, in file order.
@@ -315,6 +317,7 @@ def summary_to_json(summary: Summary) -> dict[str, str]:
 # --------------------------------------------------------------------------- snapshot
 
 
+@safe_repr
 @dataclass(frozen=True, kw_only=True)
 class Snapshot:
     """The state of a table at some time (spec: Snapshots).
@@ -548,6 +551,7 @@ class SnapshotRefType(str, Enum):
         return self.value
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SnapshotRef:
     """A named branch or tag pointing at a snapshot, with its retention policy.
@@ -641,6 +645,7 @@ def snapshot_ref_to_json(ref: SnapshotRef) -> dict[str, Any]:
 # --------------------------------------------------------------------------- logs
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SnapshotLogEntry:
     """One change of the current snapshot (spec: Table Metadata Fields, ``snapshot-log``)."""
@@ -666,6 +671,7 @@ def snapshot_log_entry_to_json(entry: SnapshotLogEntry) -> dict[str, Any]:
     return {"timestamp-ms": entry.timestamp_ms, "snapshot-id": entry.snapshot_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class MetadataLogEntry:
     """A previous metadata file of the table (spec: Table Metadata Fields, ``metadata-log``)."""
@@ -694,6 +700,7 @@ def metadata_log_entry_to_json(entry: MetadataLogEntry) -> dict[str, Any]:
 # --------------------------------------------------------------------------- statistics
 
 
+@safe_repr
 @dataclass(frozen=True)
 class BlobMetadata:
     """One statistic blob inside a Puffin statistics file (spec: Table Statistics)."""
@@ -742,6 +749,7 @@ def blob_metadata_to_json(blob: BlobMetadata) -> dict[str, Any]:
     return out
 
 
+@safe_repr
 @dataclass(frozen=True)
 class StatisticsFile:
     """A Puffin table-statistics file registered in table metadata (spec: Table Statistics)."""
@@ -784,6 +792,7 @@ def statistics_file_to_json(stats: StatisticsFile) -> dict[str, Any]:
     return out
 
 
+@safe_repr
 @dataclass(frozen=True)
 class PartitionStatisticsFile:
     """A partition statistics file registered in table metadata (spec: Partition Statistics)."""
@@ -813,6 +822,7 @@ def partition_statistics_file_to_json(stats: PartitionStatisticsFile) -> dict[st
 # --------------------------------------------------------------------------- encryption keys
 
 
+@safe_repr
 @dataclass(frozen=True)
 class EncryptedKey:
     """A table encryption key, itself encrypted (spec: Encryption Keys, v3).

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Any, cast
 
 from icenb.errors import InvalidMetadata, UnsupportedFeature, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec._json_fields import (
     as_object,
     field_path,
@@ -88,6 +89,7 @@ def _enum(kind: type[SortDirection] | type[NullOrder], value: Any) -> Any:
                               value=value) from None
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SortField:
     """One sort key: source column id(s), transform, direction and null order."""
@@ -126,6 +128,7 @@ class SortField:
         return f"{self.transform}({sources}) {self.direction.value.upper()} {nulls}"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SortOrder:
     """A sort order: ``order_id`` and sort fields; id 0 is the unsorted order (no fields)."""
@@ -258,6 +261,7 @@ def sort_order_to_json(order: SortOrder, format_version: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------- user strings
 
 
+@safe_repr
 @dataclass(frozen=True)
 class UnboundSortField:
     """A sort field requested by a user: sources by name or id, transform, direction, nulls."""

@@ -47,6 +47,7 @@ from icenb.errors import (
     NoSuchSnapshot,
     UnsupportedVersion,
 )
+from icenb.reprs import safe_repr
 from icenb.spec._json_fields import (
     as_object,
     json_list,
@@ -127,6 +128,7 @@ T = TypeVar("T")
 # --------------------------------------------------------------------------- lazy sequences
 
 
+@safe_repr
 class LazySequence(Sequence[T], Generic[T]):
     """A read-only list kept as raw JSON items and parsed item by item on first access.
 

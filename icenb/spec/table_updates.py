@@ -43,6 +43,7 @@ from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from icenb.errors import CommitConflict, InvalidMetadata, UnsupportedVersion, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec._json_fields import (
     as_object,
     field_path,
@@ -434,6 +435,7 @@ class _Frozen:
         raise NotImplementedError
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AssignUUID(_Frozen):
     """Give a table (a v1 table without one) its UUID."""
@@ -445,6 +447,7 @@ class AssignUUID(_Frozen):
         return {"action": self.action, "uuid": self.uuid}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class UpgradeFormatVersion(_Frozen):
     """Raise the table's format version (spec: Appendix E); never downward."""
@@ -456,6 +459,7 @@ class UpgradeFormatVersion(_Frozen):
         return {"action": self.action, "format-version": self.format_version}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AddSchema(_Frozen):
     """Add a schema (its ``schema_id`` is reassigned); ``last_column_id`` is deprecated."""
@@ -482,6 +486,7 @@ class SetCurrentSchema(_Frozen):
         return {"action": self.action, "schema-id": self.schema_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AddPartitionSpec(_Frozen):
     """Add a partition spec bound to the current schema (its ``spec_id`` is reassigned)."""
@@ -504,6 +509,7 @@ class SetDefaultSpec(_Frozen):
         return {"action": self.action, "spec-id": self.spec_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AddSortOrder(_Frozen):
     """Add a sort order bound to the current schema (its ``order_id`` is reassigned)."""
@@ -527,6 +533,7 @@ class SetDefaultSortOrder(_Frozen):
         return {"action": self.action, "sort-order-id": self.sort_order_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AddSnapshot(_Frozen):
     """Add a snapshot (no ref points at it until a ``SetSnapshotRef``)."""
@@ -538,6 +545,7 @@ class AddSnapshot(_Frozen):
         return {"action": self.action, "snapshot": snapshot_to_json(self.snapshot, 3)}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SetSnapshotRef(_Frozen):
     """Create or move a branch or tag, with its retention settings (spec: Snapshot References)."""
@@ -587,6 +595,7 @@ def _id_tuple(values: Iterable[int], label: str) -> tuple[int, ...]:
     return out
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RemoveSnapshots(_Frozen):
     """Remove snapshots (expiry); refs pointing at them go too (as Java)."""
@@ -601,6 +610,7 @@ class RemoveSnapshots(_Frozen):
         return {"action": self.action, "snapshot-ids": list(self.snapshot_ids)}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RemoveSnapshotRef(_Frozen):
     """Remove a branch or tag; removing ``main`` leaves the table without a current snapshot."""
@@ -612,6 +622,7 @@ class RemoveSnapshotRef(_Frozen):
         return {"action": self.action, "ref-name": self.ref_name}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SetLocation(_Frozen):
     """Move the table's base location (trailing slashes are dropped)."""
@@ -623,6 +634,7 @@ class SetLocation(_Frozen):
         return {"action": self.action, "location": self.location}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SetProperties(_Frozen):
     """Set table properties (reserved ones are rejected)."""
@@ -646,6 +658,7 @@ class SetProperties(_Frozen):
         return {"action": self.action, "updates": dict(self.updates)}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RemoveProperties(_Frozen):
     """Remove table properties (absent keys are ignored)."""
@@ -668,6 +681,7 @@ class RemoveProperties(_Frozen):
         return {"action": self.action, "removals": list(self.removals)}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SetStatistics(_Frozen):
     """Register (or replace) the statistics file of a snapshot (spec: Table Statistics)."""
@@ -680,6 +694,7 @@ class SetStatistics(_Frozen):
                 "statistics": statistics_file_to_json(self.statistics)}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RemoveStatistics(_Frozen):
     """Unregister a snapshot's statistics file."""
@@ -691,6 +706,7 @@ class RemoveStatistics(_Frozen):
         return {"action": self.action, "snapshot-id": self.snapshot_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SetPartitionStatistics(_Frozen):
     """Register (or replace) a snapshot's partition statistics file (spec: Partition Statistics)."""
@@ -703,6 +719,7 @@ class SetPartitionStatistics(_Frozen):
                 partition_statistics_file_to_json(self.partition_statistics)}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RemovePartitionStatistics(_Frozen):
     """Unregister a snapshot's partition statistics file."""
@@ -714,6 +731,7 @@ class RemovePartitionStatistics(_Frozen):
         return {"action": self.action, "snapshot-id": self.snapshot_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RemovePartitionSpecs(_Frozen):
     """Remove partition specs no manifest uses (the caller checks that); not the default."""
@@ -728,6 +746,7 @@ class RemovePartitionSpecs(_Frozen):
         return {"action": self.action, "spec-ids": list(self.spec_ids)}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RemoveSchemas(_Frozen):
     """Remove schemas no snapshot needs (the caller checks that); not the current one."""
@@ -764,6 +783,7 @@ class AssertCreate(_Frozen):
         return {"type": self.action}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AssertTableUUID(_Frozen):
     """The table's UUID must be this one (spec: table-uuid)."""
@@ -775,6 +795,7 @@ class AssertTableUUID(_Frozen):
         return {"type": self.action, "uuid": self.uuid}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AssertRefSnapshotId(_Frozen):
     """Ref ``ref`` must point at ``snapshot_id``; None: the ref must not exist."""
@@ -787,6 +808,7 @@ class AssertRefSnapshotId(_Frozen):
         return {"type": self.action, "ref": self.ref, "snapshot-id": self.snapshot_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AssertLastAssignedFieldId(_Frozen):
     """``last-column-id`` must be unchanged (no concurrent schema change added columns)."""
@@ -798,6 +820,7 @@ class AssertLastAssignedFieldId(_Frozen):
         return {"type": self.action, "last-assigned-field-id": self.last_assigned_field_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AssertCurrentSchemaId(_Frozen):
     """The current schema must be unchanged."""
@@ -809,6 +832,7 @@ class AssertCurrentSchemaId(_Frozen):
         return {"type": self.action, "current-schema-id": self.current_schema_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AssertLastAssignedPartitionId(_Frozen):
     """``last-partition-id`` must be unchanged."""
@@ -821,6 +845,7 @@ class AssertLastAssignedPartitionId(_Frozen):
                 "last-assigned-partition-id": self.last_assigned_partition_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AssertDefaultSpecId(_Frozen):
     """The default partition spec must be unchanged."""
@@ -832,6 +857,7 @@ class AssertDefaultSpecId(_Frozen):
         return {"type": self.action, "default-spec-id": self.default_spec_id}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class AssertDefaultSortOrderId(_Frozen):
     """The default sort order must be unchanged."""
@@ -1075,6 +1101,7 @@ _REQUIREMENT_TYPES: tuple[type, ...] = (
 # --------------------------------------------------------------------------- applying
 
 
+@safe_repr
 @dataclass
 class _Builder:
     """Mutable working copy of table metadata while updates are applied (never escapes)."""

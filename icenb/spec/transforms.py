@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, UnsupportedFeature, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec.types import (
     BinaryType,
     BooleanType,
@@ -389,6 +390,7 @@ def _check_int(value: int, what: str) -> int:
 # --------------------------------------------------------------------------- transforms
 
 
+@safe_repr
 class Transform:
     """Base of partition transforms: a value object with a JSON string form (Appendix C)."""
 
@@ -550,6 +552,7 @@ class IdentityTransform(Transform):
         return _values_to_human(source_type, value)
 
 
+@safe_repr
 @dataclass(frozen=True, slots=True)
 class BucketTransform(Transform):
     """Murmur3 hash of the value mod ``num_buckets`` (spec: Bucket Transform Details)."""
@@ -615,6 +618,7 @@ def _as_binary(arr: Any) -> Any:
     return arr.cast(pa.large_binary())
 
 
+@safe_repr
 @dataclass(frozen=True, slots=True)
 class TruncateTransform(Transform):
     """Value truncated to ``width`` (spec: Truncate Transform Details)."""
@@ -885,6 +889,7 @@ class VoidTransform(Transform):
         return pa.nulls(len(arr), type=arr.type)
 
 
+@safe_repr
 @dataclass(frozen=True, slots=True)
 class UnknownTransform(Transform):
     """A transform this library does not implement, kept verbatim (spec: Appendix E)."""

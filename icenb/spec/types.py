@@ -35,6 +35,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from icenb.errors import ValidationError
+from icenb.reprs import safe_repr
 
 __all__ = [
     "BinaryType",
@@ -223,6 +224,7 @@ class VariantType(PrimitiveType):
     type_string = "variant"
 
 
+@safe_repr
 @dataclass(frozen=True, slots=True)
 class DecimalType(PrimitiveType):
     """Fixed-point decimal; precision at most 38, scale fixed (spec: Primitive Types)."""
@@ -254,6 +256,7 @@ class DecimalType(PrimitiveType):
         return hash(("decimal", self.precision, self.scale))
 
 
+@safe_repr
 @dataclass(frozen=True, slots=True)
 class FixedType(PrimitiveType):
     """Fixed-length byte array of ``length`` bytes."""
@@ -281,6 +284,7 @@ class FixedType(PrimitiveType):
 DEFAULT_CRS = "OGC:CRS84"
 
 
+@safe_repr
 @dataclass(frozen=True, slots=True)
 class GeometryType(PrimitiveType):
     """Released v3: geometry in WKB with a coordinate reference system (default OGC:CRS84)."""
@@ -300,6 +304,7 @@ class GeometryType(PrimitiveType):
         return hash(("geometry", self.crs))
 
 
+@safe_repr
 @dataclass(frozen=True, slots=True)
 class GeographyType(PrimitiveType):
     """Released v3: geography in WKB with a CRS and an edge-interpolation algorithm."""
@@ -392,6 +397,7 @@ def decimal_required_bytes(precision: int) -> int:
 # --------------------------------------------------------------------------- nested types
 
 
+@safe_repr
 @dataclass(frozen=True)
 class NestedField:
     """A struct field, list element or map key/value: id, name, type, required, doc, defaults.
@@ -475,6 +481,7 @@ class StructType(NestedType):
         return hash(self.struct_fields)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ListType(NestedType):
     """A list of elements of one type; the element field has its own id."""
@@ -495,6 +502,7 @@ class ListType(NestedType):
         return type_text(self)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class MapType(NestedType):
     """A map; keys are always required, values may be optional."""

@@ -112,6 +112,7 @@ from icenb.errors import (
     UnsupportedVersion,
     ValidationError,
 )
+from icenb.reprs import safe_repr
 from icenb.spec._json_fields import (
     as_object,
     invalid,
@@ -236,6 +237,7 @@ def _unique_ids(ids: Iterable[int], what: str) -> set[int]:
 # --------------------------------------------------------------------------- released model
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SQLViewRepresentation:
     """A view definition as a SQL SELECT in one dialect (spec: SQL representation)."""
@@ -254,6 +256,7 @@ class SQLViewRepresentation:
         return hash((self.sql, self.dialect))
 
 
+@safe_repr
 @dataclass(frozen=True)
 class UnknownViewRepresentation:
     """A representation of a type icenb does not know, kept verbatim (``raw``: its JSON object)."""
@@ -274,6 +277,7 @@ class UnknownViewRepresentation:
 ViewRepresentation: TypeAlias = SQLViewRepresentation | UnknownViewRepresentation
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ViewHistoryEntry:
     """A version-log entry: ``version_id`` was made current at ``timestamp_ms`` (Version log)."""
@@ -294,6 +298,7 @@ def _sql_reps(reps: Iterable[object]) -> list[SQLViewRepresentation]:
     return [r for r in reps if isinstance(r, SQLViewRepresentation)]
 
 
+@safe_repr
 @dataclass(frozen=True, kw_only=True)
 class ViewVersion:
     """The state of a view at one point: its SQL, schema and defaults (spec: Versions)."""
@@ -507,6 +512,7 @@ class ViewMetadata(_ViewMetadataBase["ViewVersion"]):
 # --------------------------------------------------------------------------- draft model
 
 
+@safe_repr
 @dataclass(frozen=True, kw_only=True)
 class DraftSQLViewRepresentation:
     """An early-draft SQL representation, with its own schema id, defaults, aliases and docs."""
@@ -537,6 +543,7 @@ class DraftSQLViewRepresentation:
 DraftViewRepresentation: TypeAlias = DraftSQLViewRepresentation | UnknownViewRepresentation
 
 
+@safe_repr
 @dataclass(frozen=True, kw_only=True)
 class DraftViewVersion:
     """An early-draft view version (has ``parent_version_id``; no schema or defaults of its own)."""

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 from icenb.catalog import Catalog, Identifier, LoadedTable
 from icenb.io.file_io import FileIO
+from icenb.reprs import safe_repr
 from icenb.spec.table_metadata import TableMetadata
 
 __all__ = ["TableOperations"]
 
 
+@safe_repr
 @dataclass(frozen=True)
 class TableOperations:
     """A table's operations (see the module docstring)."""

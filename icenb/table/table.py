@@ -34,6 +34,7 @@ from icenb.errors import (
 from icenb.io.file_io import FileIO
 from icenb.io.metadata_files import load_table_metadata
 from icenb.options import get_options
+from icenb.reprs import safe_repr
 from icenb.spec.expressions import Expression
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.partition_spec_update import SpecUpdate
@@ -144,6 +145,7 @@ def _write(method: Callable[Concatenate[Table, _P], _R]) -> Callable[Concatenate
     return run
 
 
+@safe_repr
 class Table:
     """A table's metadata, with scans of its snapshots; writes when loaded from a catalog.
 

@@ -27,6 +27,7 @@ from icenb.io.metadata_files import (
     load_view_metadata_file,
     read_metadata_json,
 )
+from icenb.reprs import safe_repr
 from icenb.spec.schema import Schema
 from icenb.spec.view_metadata import ViewMetadata, ViewVersion
 from icenb.spec.view_updates import (
@@ -60,6 +61,7 @@ def engine_version() -> str:
     return __version__
 
 
+@safe_repr
 class View:
     """A view's metadata, with its versions and log; writable when loaded from a catalog."""
 

@@ -24,6 +24,7 @@ from icenb.catalog import (
     to_identifier,
 )
 from icenb.errors import AlreadyExists, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec.partition_spec import UnboundPartitionField, build_partition_spec
 from icenb.spec.properties import check_properties
 from icenb.spec.schema import Schema
@@ -171,6 +172,7 @@ def _terms(items: str | Sequence[Any] | None, label: str) -> list[Any]:
     return out
 
 
+@safe_repr
 class Warehouse:
     """A local warehouse directory and its catalog: by default SQLite (``<path>/catalog.db``,
     the schema of Iceberg's JDBC catalog, so PyIceberg's ``SqlCatalog`` opens it too); with

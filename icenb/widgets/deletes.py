@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from icenb.display import html as h
 from icenb.display import snapshot_tree
 from icenb.errors import IcebergError, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec import parse
 from icenb.table import DeleteDryRun, Table
 from icenb.widgets.authoring import table_name
@@ -46,6 +47,7 @@ SCRATCH_PREFIX = "icenb-try-"
 MAIN = "main"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class DeletePreview:
     """The rows a delete would remove, exact (read with pyarrow, deletes applied): ``rows``
@@ -61,6 +63,7 @@ class DeletePreview:
         return int(self.rows.num_rows)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class DeleteEffect:
     """What a committed delete did: the new snapshot, files added (delete files or DVs with
@@ -77,6 +80,7 @@ class DeleteEffect:
     live_rows: int
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ModeComparison:
     """The same delete run copy-on-write and merge-on-read on two scratch branches."""

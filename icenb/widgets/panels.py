@@ -19,6 +19,7 @@ import ipywidgets as w
 
 from icenb.display import html as h
 from icenb.errors import IcebergError
+from icenb.reprs import safe_repr
 
 T = TypeVar("T")
 
@@ -128,6 +129,7 @@ class Background:
             f.result(timeout=timeout)
 
 
+@safe_repr
 class StaticSnapshot:
     """Mixin: the widget's mimebundle also carries a deterministic ``text/plain`` and a static
     ``text/html`` of its current state (shown where no widget state was saved: nbval, GitHub,

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from icenb.display import html as h
 from icenb.display import render
 from icenb.errors import IcebergError, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec import (
     PartitionSpec,
     SpecUpdate,
@@ -69,6 +70,7 @@ _ACTIONS = {"add field": "add_field", "remove field": "remove_field",
             "rename field": "rename_field"}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class TransformPreview:
     """A transform applied to sample values of its source column: rows of (value, 32-bit
@@ -80,6 +82,7 @@ class TransformPreview:
     rows: tuple[tuple[Any, int | None, Any, str], ...]
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SpecPruning:
     """One spec's files for a predicate: live data files, the files planning keeps
@@ -96,6 +99,7 @@ class SpecPruning:
         return self.files - self.kept
 
 
+@safe_repr
 @dataclass(frozen=True)
 class Pruning:
     """A predicate's pruning per partition spec (:meth:`PartitionEvolution.prune`); indexable

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from icenb.errors import IcebergError, ValidationError
+from icenb.reprs import safe_repr
 
 B = TypeVar("B")
 
 __all__ = ["Change", "Pending", "Problem", "Rule", "Staging"]
 
 
+@safe_repr
 @dataclass(frozen=True)
 class Rule:
     """A rule of the spec in plain words, and the section it comes from."""
@@ -30,6 +32,7 @@ class Rule:
     section: str
 
 
+@safe_repr
 @dataclass(frozen=True)
 class Change:
     """One staged call: the builder method, its arguments, and the Python that makes it."""
@@ -47,6 +50,7 @@ class Change:
         getattr(builder, self.method)(*self.args, **dict(self.kwargs))
 
 
+@safe_repr
 @dataclass(frozen=True)
 class Problem:
     """Why a staged change is refused: the change, the rule it breaks (plain words and spec
@@ -136,6 +140,7 @@ class Staging(Generic[B]):
             change.apply(builder)
 
 
+@safe_repr
 class Pending:
     """The builder methods ``methods`` of a :class:`Staging`, recorded instead of run: each
     call stages a :class:`Change` and returns this object (chainable, as the builder); a refused

@@ -30,6 +30,7 @@ from icenb.display import (
 )
 from icenb.display import html as h
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec import (
     ADDED_DATA_FILES,
     ADDED_DELETE_FILES,
@@ -87,6 +88,7 @@ def rows_html(rows: pa.Table, *, offset: int = 0) -> str:
     return h.table(["#", *rows.column_names], body)
 
 
+@safe_repr
 class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
     """Travel in a table's history. ``TimeTravel(t)`` or ``t.time_travel()``.
 

@@ -15,6 +15,7 @@ import pyarrow as pa
 from icenb.display import html as h
 from icenb.display import render, view_version_timeline
 from icenb.errors import NotFound, ValidationError
+from icenb.reprs import safe_repr
 from icenb.table import View
 from icenb.widgets.graph_view import GraphView
 from icenb.widgets.panels import (
@@ -32,6 +33,7 @@ from icenb.widgets.panels import (
 from icenb.widgets.time_travel import rows_html
 
 
+@safe_repr
 class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
     """Browse (and, when writable, change) a view's versions. ``ViewVersions(v)`` or
     ``v.versions_widget()``.

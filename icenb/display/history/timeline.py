@@ -20,6 +20,7 @@ from icenb.display.kit.dot import PALETTE, Dot
 from icenb.display.kit.graph import Graph, GraphNode
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
+from icenb.reprs import safe_repr
 from icenb.table.explore.history import MetadataLog, SnapshotLog, Snapshots, ViewVersionLog
 
 __all__ = ["metadata_log_timeline", "snapshot_log_timeline", "snapshot_strip",
@@ -54,6 +55,7 @@ class _LazyRows(Sequence[list[str]]):
         return self._row(index)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _Node:
     label: str
@@ -64,6 +66,7 @@ class _Node:
     version_id: int | None = None
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _Timeline:
     """What differs between the three logs; the drawing and folding are shared."""

@@ -22,6 +22,7 @@ from icenb.display.kit.dot import Dot
 from icenb.display.kit.graph import Graph, GraphNode
 from icenb.display.registry import Rendered, register
 from icenb.options import get_options
+from icenb.reprs import safe_repr
 from icenb.spec.snapshot import (
     ADDED_DATA_FILES,
     ADDED_DELETE_FILES,
@@ -66,6 +67,7 @@ def summary_counts(summary: Mapping[str, str] | None) -> str:
     return " / ".join(s for s in sides if s)
 
 
+@safe_repr
 @dataclass
 class Fold:
     """A run of hidden linear history between a shown snapshot and its shown ancestor."""
@@ -79,6 +81,7 @@ class Fold:
     expired_parent: int | None = None   # the run's oldest snapshot has an expired parent
 
 
+@safe_repr
 @dataclass
 class TreeLayout:
     """What the tree shows: chosen snapshots, folds, refs, and the special edges."""

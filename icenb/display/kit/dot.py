@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from icenb.display.kit.fmt import cut
+from icenb.reprs import safe_repr
 
 # kind -> (fill, stroke)
 PALETTE: dict[str, tuple[str, str]] = {
@@ -55,6 +56,7 @@ def record_escape(text: object, limit: int | None = None) -> str:
     return out
 
 
+@safe_repr
 @dataclass(frozen=True)
 class Cell:
     """One cell of a table label: text and an optional port edges can start or end at.

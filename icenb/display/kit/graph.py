@@ -11,8 +11,10 @@ from typing import Any
 from icenb.display.kit import html as h
 from icenb.display.kit.render import render_svg
 from icenb.display.registry import Rendered, register
+from icenb.reprs import safe_repr
 
 
+@safe_repr
 @dataclass(frozen=True)
 class GraphNode:
     """One drawn node as an interactive view sees it: hover text, kind, what it stands for

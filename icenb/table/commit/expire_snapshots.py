@@ -46,6 +46,7 @@ from icenb.catalog.base import is_inside, table_roots
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.snapshot_files import CONTENT_KINDS, FILE_KINDS, V4_FILE_KINDS, SnapshotFiles
+from icenb.reprs import safe_repr
 from icenb.spec.properties import (
     GC_ENABLED,
     MAX_REF_AGE_MS,
@@ -98,6 +99,7 @@ def _gc_enabled(properties: Mapping[str, str]) -> bool:
 # --------------------------------------------------------------------------- retention
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RetentionPlan:
     """What the retention policy keeps of a table's metadata (spec: Snapshot Retention
@@ -228,6 +230,7 @@ def files_to_delete(io: FileIO, before: TableMetadata, after: TableMetadata,
 # --------------------------------------------------------------------------- result
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ExpireSnapshotsResult:
     """What :meth:`Table.expire_snapshots` did (or, with ``dry_run``, would do)."""

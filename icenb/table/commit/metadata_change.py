@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from icenb.catalog import LoadedTable
 from icenb.errors import CommitConflict, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec.partition_spec_update import SpecUpdate
 from icenb.spec.properties import check_properties
 from icenb.spec.schema_update import SchemaUpdate, check_schema_sources
@@ -79,6 +80,7 @@ __all__ = [
 ]
 
 
+@safe_repr
 @dataclass
 class MetadataChange:
     """What one commit attempt asks of the catalog, built on the table as it is then."""

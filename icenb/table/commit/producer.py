@@ -48,6 +48,7 @@ from icenb.errors import (
 from icenb.io.file_io import FileIO, join_location
 from icenb.io.manifest_reader import read_manifest_list
 from icenb.io.manifest_writer import write_manifest, write_manifest_list
+from icenb.reprs import safe_repr
 from icenb.spec.arrow_schema import to_arrow_schema
 from icenb.spec.manifest import (
     DataFile,
@@ -356,6 +357,7 @@ class AttemptTree:
     added_rows: int | None = None
 
 
+@safe_repr
 @dataclass
 class Attempt:
     """What one commit attempt asks of the catalog."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from icenb.catalog.base import is_inside, reachable_files, table_roots
 from icenb.errors import IcebergError, NotFound, ValidationError
 from icenb.io.file_io import FileIO, join_location
+from icenb.reprs import safe_repr
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
@@ -32,6 +33,7 @@ DEFAULT_ORPHAN_AGE_MS = 3 * 24 * 3600 * 1000
 _VERSION_HINT = "version-hint.text"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class OrphanFiles:
     """The outcome of :func:`remove_orphan_files`."""

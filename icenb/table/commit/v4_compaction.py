@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from icenb.errors import UnsupportedFeature, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.root_manifest import LegacyLeafReader, read_leaf_manifest, write_leaf_manifest
+from icenb.reprs import safe_repr
 from icenb.spec.content_entry import (
     ContentEntry,
     ContentType,
@@ -80,6 +81,7 @@ def compaction_enabled(properties: Mapping[str, str]) -> bool:
     return bool_property(properties, COMPACTION_ENABLED, True, strict=True)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class Compaction:
     """The carried root entries after compaction, the new leaves' root entries (EXISTING) and

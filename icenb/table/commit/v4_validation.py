@@ -24,6 +24,7 @@ from icenb.errors import CommitConflict, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_list
 from icenb.io.root_manifest import load_manifest_dv, read_leaf_manifest, read_root_manifest
+from icenb.reprs import safe_repr
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.expressions import AlwaysTrue, Expression
 from icenb.spec.manifest import DataFile, EntryStatus, FileContent
@@ -50,6 +51,7 @@ __all__ = [
 ]
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SnapshotChanges:
     """The content files one snapshot added and removed (data and delete files, in root

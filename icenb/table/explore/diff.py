@@ -31,6 +31,7 @@ from icenb.io.manifest_reader import (
     live_data_files,
     shared_manifest_cache,
 )
+from icenb.reprs import safe_repr
 from icenb.spec.manifest import EntryStatus, FileContent, FileFormat
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
@@ -52,6 +53,7 @@ POSITION_DELETE = "position delete"
 EQUALITY_DELETE = "equality delete"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FileInfo:
     """One added or removed content file, as its manifest entry describes it."""
@@ -86,6 +88,7 @@ class FileInfo:
         return POSITION_DELETE
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FileSet:
     """Files added (or removed): exact ``count``, ``records`` and ``size_in_bytes``; the files
@@ -125,6 +128,7 @@ class FileSet:
         return iter(self.kept)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class DeleteApplication:
     """A delete file new in ``b`` and the live data files of ``b`` it applies to."""

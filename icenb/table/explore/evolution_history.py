@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from icenb.errors import NoSuchSnapshot, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_list_table, shared_manifest_cache
+from icenb.reprs import safe_repr
 from icenb.spec.content_entry import ContentType
 from icenb.spec.manifest import EntryStatus, FileContent
 from icenb.spec.partition_spec import PartitionField, PartitionSpec
@@ -93,6 +94,7 @@ def resolve_snapshot(metadata: TableMetadata, which: int | str | None,
 # --------------------------------------------------------------------------- schemas
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FieldChange:
     """One change of one field (or of the schema, ``field_id`` None) from the schema before.
@@ -106,6 +108,7 @@ class FieldChange:
     text: str
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FieldVersion:
     """A field as one schema has it: full dotted path, type, required, doc and defaults."""
@@ -122,6 +125,7 @@ class FieldVersion:
     position: int  # index among its siblings
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FieldHistory:
     """One field id across all schemas: its version in each (None where absent) and changes.
@@ -151,6 +155,7 @@ class FieldHistory:
         return {c.kind for cs in self.changes for c in cs}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SchemaVersion:
     """One schema of the table: whether current, which snapshots used it, what it changed."""
@@ -352,6 +357,7 @@ def schema_history(metadata: TableMetadata) -> SchemaHistory:
 # --------------------------------------------------------------------------- partition specs
 
 
+@safe_repr
 @dataclass(frozen=True)
 class PartitionFieldVersion:
     """A partition field as one spec has it, with its source columns resolved to names."""
@@ -374,6 +380,7 @@ class PartitionFieldVersion:
         return f"{self.transform}({self.source})"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class PartitionFieldHistory:
     """One partition field id across all specs (aligned with :attr:`SpecHistory.specs`)."""
@@ -401,6 +408,7 @@ class PartitionFieldHistory:
         return {c.kind for cs in self.changes for c in cs}
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SpecUsage:
     """Live files and rows written with one spec in a snapshot, from its manifest list.
@@ -418,6 +426,7 @@ class SpecUsage:
     delete_records: int | None
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SpecVersion:
     """One partition spec: its fields, whether it is the default, what it changed."""

@@ -101,6 +101,7 @@ from icenb.io.manifest_reader import (
 )
 from icenb.io.puffin import read_deletion_vector
 from icenb.io.root_manifest import read_root_manifest
+from icenb.reprs import safe_repr
 from icenb.spec.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_schema, to_arrow_type
 from icenb.spec.content_entry import ContentType
 from icenb.spec.manifest import (
@@ -206,6 +207,7 @@ def _tagged(fn: Callable[P, pa.Table]) -> Callable[P, pa.Table]:
     return tagged
 
 
+@safe_repr
 class InspectTables:
     """The metadata tables of one :class:`~icenb.table.table.Table` (its loaded metadata)."""
 

@@ -43,6 +43,7 @@ from icenb.io.root_manifest import (
     read_content_manifest,
     read_root_manifest,
 )
+from icenb.reprs import safe_repr
 from icenb.spec.content_entry import ContentEntry, ContentType, InheritFrom, inherit
 from icenb.spec.deletion_vector import deserialize_deletion_vector
 from icenb.spec.manifest import EntryStatus, FileContent, ManifestContent, ManifestFile
@@ -94,6 +95,7 @@ def _status_name(status: int | None) -> str:
         return f"STATUS {status}"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class SnapshotNode:
     """A snapshot of the graph and what its manifest list holds (``error`` when unreadable)."""
@@ -122,6 +124,7 @@ class SnapshotNode:
         return self.root_manifest is not None
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ManifestNode:
     """A distinct manifest file (drawn once however many manifest lists include it)."""
@@ -145,6 +148,7 @@ class ManifestNode:
         return "delete_manifest" if self.content == ManifestContent.DELETES else "data_manifest"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class FileNode:
     """A distinct content file: data file, position delete file, deletion vector or equality
@@ -175,6 +179,7 @@ class FileNode:
         return "data_file"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ListEdge:
     """A manifest list holding a manifest: ADDED when the manifest was added by that snapshot
@@ -185,6 +190,7 @@ class ListEdge:
     status: str
 
 
+@safe_repr
 @dataclass(frozen=True)
 class EntryEdge:
     """A manifest entry: the manifest, the file, and the entry's status and snapshot."""
@@ -205,6 +211,7 @@ class EntryEdge:
         return (self.file_path, self.content_offset)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RootNode:
     """A v4 snapshot's root manifest (proposal: "Root Manifests"): where it is, how many entries
@@ -225,6 +232,7 @@ class RootNode:
         return sum(n for t, n in self.type_counts if t == content_type)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ManifestDVNode:
     """A manifest delete vector (content type 5): the leaf manifest it applies to and the
@@ -241,6 +249,7 @@ class ManifestDVNode:
     error: str | None = None
 
 
+@safe_repr
 @dataclass(frozen=True)
 class DVEdge:
     """A root holding a manifest DV, with the entry's status."""
@@ -821,6 +830,7 @@ def v4_layout(snapshots: Sequence[tuple[str, Sequence[ContentEntry]]],
 # --------------------------------------------------------------------------- root vs list
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RootEntry:
     """One content entry of a v4 root manifest (proposal: "content entry": ``content_type``,
@@ -839,6 +849,7 @@ class RootEntry:
     referenced_file: str | None = None
 
 
+@safe_repr
 @dataclass(frozen=True)
 class RootManifest:
     """A v4 root manifest: its shown entries and how many entries of each type it has in all.
@@ -898,6 +909,7 @@ def root_from_manifest_list(graph: MetadataGraph, snapshot_id: int) -> RootManif
                         type_counts=tuple((t, n) for t, n in counts if n), derived=True)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class LayoutRow:
     """One line of the comparison: what is counted, the v1-v3 count and the v4 count."""

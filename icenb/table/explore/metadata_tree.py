@@ -36,6 +36,7 @@ from icenb.io.root_manifest import (
     read_content_manifest,
     read_root_manifest,
 )
+from icenb.reprs import safe_repr
 from icenb.spec.content_entry import ContentEntry, ContentType, InheritFrom, inherit
 from icenb.spec.manifest import (
     DataFile,
@@ -77,6 +78,7 @@ def file_kind(f: DataFile) -> str:
     return "delete_file"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class TreeEntry:
     """One drawn manifest entry (spec: Manifest Entry Fields) and, for a live delete file, the
@@ -97,6 +99,7 @@ class TreeEntry:
         return file_kind(self.file)
 
 
+@safe_repr
 @dataclass(frozen=True)
 class TreeManifest:
     """A drawn manifest: its manifest-list entry and the kept entries.
@@ -142,6 +145,7 @@ class HiddenManifests:
         return self.data_manifests + self.delete_manifests
 
 
+@safe_repr
 @dataclass(frozen=True)
 class TreeManifestDV:
     """A v4 root's manifest DV (content type 5): the drawn leaf it applies to (its
@@ -156,6 +160,7 @@ class TreeManifestDV:
     inline: bool
 
 
+@safe_repr
 @dataclass(frozen=True)
 class TreeIndex:
     """The node listing a snapshot's manifests: the manifest list (v1-v3, ``kind
@@ -252,6 +257,7 @@ def _status_counts(entries: pa.Table) -> tuple[int, int, int]:
             int((status == int(EntryStatus.DELETED)).sum()))
 
 
+@safe_repr
 @dataclass
 class _Drawn:
     """A drawn manifest while it is built: the kept entry rows and their files."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from icenb.reprs import safe_repr
 from icenb.spec.schema import Schema
 from icenb.spec.types import NestedField
 from icenb.spec.view_metadata import ViewMetadata, ViewVersion
@@ -21,6 +22,7 @@ ADDED, REMOVED, TYPE, NULLABILITY, DOC, MOVED = (
     "added", "removed", "type", "nullability", "doc", "moved")
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ColumnChange:
     """One top-level column's change from version ``a`` to ``b`` (``before``/``after`` text)."""
@@ -31,6 +33,7 @@ class ColumnChange:
     after: str | None
 
 
+@safe_repr
 @dataclass(frozen=True)
 class DialectChange:
     """One dialect's SQL in both versions (None where absent) and its unified diff lines."""
@@ -45,6 +48,7 @@ class DialectChange:
         return self.sql_a != self.sql_b
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ViewVersionDiff:
     """What changed from version ``a`` to version ``b`` of one view."""

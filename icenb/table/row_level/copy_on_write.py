@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec.evaluators import evaluate_arrow
 from icenb.spec.expressions import ALWAYS_TRUE, AlwaysTrue, Expression, bind
 from icenb.spec.manifest import DataFile
@@ -52,6 +53,7 @@ COPY_ON_WRITE = "copy-on-write"
 MERGE_ON_READ = "merge-on-read"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class CopyOnWritePlan:
     """What a copy-on-write change does: files to remove, the rows of them that do not match

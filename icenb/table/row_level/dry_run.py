@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from icenb.io.file_io import FileIO
+from icenb.reprs import safe_repr
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import Expression
 from icenb.spec.manifest import DataFile
@@ -22,6 +23,7 @@ from icenb.table.scan.planning import plan_files
 __all__ = ["DeleteDryRun", "delete_dry_run"]
 
 
+@safe_repr
 @dataclass(frozen=True)
 class DeleteDryRun:
     """What a delete of ``filter`` on ``branch`` would touch, from metadata alone.

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from icenb.errors import IcebergError, InvalidMetadata, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import shared_manifest_cache
+from icenb.reprs import safe_repr
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysTrue, Expression, and_, bind
 from icenb.spec.metadata_columns import PARTITION_FIELD_ID, metadata_column, partition_column
@@ -81,6 +82,7 @@ def _projection(metadata: TableMetadata, table_schema: Schema, columns: tuple[st
                   identifier_field_ids=selected.identifier_field_ids)
 
 
+@safe_repr
 class Scan:
     """A planned-on-demand read of one snapshot (or of an empty table when ``snapshot_id`` is
     None), with the schema the read uses (``table_schema``), a row filter and a projection."""

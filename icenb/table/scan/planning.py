@@ -43,6 +43,7 @@ from icenb.io.manifest_reader import (
     read_manifest_entries,
     read_manifest_list_table,
 )
+from icenb.reprs import safe_repr
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import (
     AlwaysFalse,
@@ -90,6 +91,7 @@ _STATS_COLUMNS: tuple[str, ...] = tuple(
                                      "lower_bounds", "upper_bounds"))
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ScanPlan:
     """The result of planning: selected data entries, matched deletes and counts.

@@ -12,6 +12,7 @@ from typing import Protocol
 import mmh3
 
 from icenb.errors import UnsupportedFeature, ValidationError
+from icenb.reprs import safe_repr
 from icenb.spec.properties import (
     FOLDER_STORAGE_PATH,
     LOCATION_PROVIDER_IMPL,
@@ -52,6 +53,7 @@ def _data_location(table_location: str, properties: Mapping[str, str],
     return f"{table_location}/data"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class DefaultLocationProvider:
     """``<data location>/<partition path>/<file>``; the data location is ``write.data.path`` or
@@ -65,6 +67,7 @@ class DefaultLocationProvider:
         return f"{self.data_location}/{filename}"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ObjectStoreLocationProvider:
     """Spreads files under hash prefixes (``write.object-storage.enabled``), as Java's

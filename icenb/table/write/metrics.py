@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from icenb.io.arrow_arrays import combined
+from icenb.reprs import safe_repr
 from icenb.spec import values
 from icenb.spec.metrics_config import MetricsConfig, MetricsMode
 from icenb.spec.schema import Schema
@@ -92,6 +93,7 @@ def truncate_binary_max(value: bytes, length: int) -> bytes | None:
     return None
 
 
+@safe_repr
 @dataclass(frozen=True)
 class DataFileMetrics:
     """The metrics of one data file, by field id (spec: Manifests, ``data_file``)."""
