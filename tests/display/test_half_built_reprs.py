@@ -83,6 +83,8 @@ def _half_built(cls: type) -> Any:
 
 
 CLASSES = _repr_classes()
+#: The classes a half-built instance of can exist (not enums nor NamedTuples).
+HALF_BUILT = [c for c in CLASSES if _half_built(c) is not None]
 
 
 def _check(obj: Any, name: str) -> str | None:
@@ -110,16 +112,14 @@ def test_the_walk_reaches_every_layer() -> None:
     """A walk that silently found nothing would pass every check below."""
     packages = {cls.__module__.split(".")[1] for cls in CLASSES}
     print(f"{len(CLASSES)} classes define a repr method; "
-          f"{sum(_half_built(c) is not None for c in CLASSES)} checked half-built")
+          f"{len(HALF_BUILT)} checked half-built")
     assert {"spec", "io", "catalog", "table", "display", "widgets", "spark"} <= packages
     assert len(CLASSES) > 200
 
 
-@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+@pytest.mark.parametrize("cls", HALF_BUILT, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
 def test_half_built_reprs_never_raise(cls: type) -> None:
     obj = _half_built(cls)
-    if obj is None:
-        pytest.skip("no half-built instance can exist")
     problems = [p for name in REPR_METHODS if name in vars(cls)
                 if (p := _check(obj, name)) is not None]
     assert not problems, "\n".join(problems)
