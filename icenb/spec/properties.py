@@ -217,12 +217,13 @@ _INT_MINIMUM: dict[str, int | None] = {
     V4_ROOT_ENTRY_LIMIT: 0, V4_COMPACTION_MIN_COUNT: 0, V4_COMPACTION_TARGET_SIZE_BYTES: 0,
     VERSION_HISTORY_SIZE: 1,
 }
-#: Switches read strictly (``true`` / ``false``); ``gc.enabled`` and
-#: ``write.metadata.delete-after-commit.enabled`` keep Java's reading (anything but ``true`` is
-#: false, the safe side) and are not refused.
+#: Switches: set only to ``true`` / ``false``. Read strictly, except ``gc.enabled`` and
+#: ``write.metadata.delete-after-commit.enabled``, which keep Java's reading when another engine
+#: wrote them (anything but ``true`` is false, the safe side).
 _BOOLEAN = frozenset({
     MANIFEST_MERGE_ENABLED, OBJECT_STORAGE_ENABLED, OBJECT_STORAGE_PARTITIONED_PATHS,
-    V4_COMPACTION_ENABLED, REPLACE_DROP_DIALECT_ALLOWED,
+    V4_COMPACTION_ENABLED, REPLACE_DROP_DIALECT_ALLOWED, GC_ENABLED,
+    METADATA_DELETE_AFTER_COMMIT,
 })
 _MODES = ("copy-on-write", "merge-on-read")
 #: Properties with a fixed set of values (compared ignoring case and surrounding blanks).

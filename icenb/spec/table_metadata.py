@@ -36,6 +36,7 @@ import copy
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
 from functools import cached_property, partial
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar, overload
@@ -123,6 +124,16 @@ MAX_WRITE_FORMAT_VERSION = 4
 MAX_UPGRADE_FORMAT_VERSION = 4
 
 T = TypeVar("T")
+
+
+def iso_utc(timestamp_ms: int) -> str:
+    """Epoch milliseconds as an ISO-8601 UTC time for messages (``1999-01-01T00:00:00.000Z``);
+    the number itself when no calendar date holds it."""
+    try:
+        when = datetime.fromtimestamp(timestamp_ms / 1000, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return str(timestamp_ms)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
 # --------------------------------------------------------------------------- lazy sequences
@@ -547,8 +558,8 @@ class TableMetadata:
         if found is None:
             raise NoSuchSnapshot(
                 f"no snapshot was current at or before timestamp {timestamp_ms} "
-                "(the snapshot log starts later or is empty)", file=self.source_file,
-                field="snapshot-log",
+                f"({iso_utc(timestamp_ms)}; the snapshot log starts later or is empty)",
+                file=self.source_file, field="snapshot-log",
                 value=timestamp_ms)
         snap = self.snapshot_by_id(found.snapshot_id)
         if snap is None:

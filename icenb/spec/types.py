@@ -549,11 +549,16 @@ def min_format_version(t: IcebergType) -> int:
 
 
 def check_new_type(t: IcebergType, *, field: str | None = None) -> None:
-    """Refuse, for a new column, a type no value can be written to: ``fixed[0]`` (at any
-    nesting depth). Types read from existing metadata are not checked (issue 17)."""
+    """Refuse, for a new column, a type no value can be written to: ``fixed[0]``, a decimal
+    whose scale is negative or above its precision (Parquet's DECIMAL annotation needs
+    ``0 <= scale <= precision``), at any nesting depth. Types read from existing metadata are
+    not checked (issue 17)."""
     if isinstance(t, FixedType) and t.length < 1:
         raise ValidationError("fixed[0] holds no bytes: a fixed type for a new column needs a "
                               "length of at least 1", field=field, value=str(t))
+    if isinstance(t, DecimalType) and not 0 <= t.scale <= t.precision:
+        raise ValidationError("a decimal's scale must be between 0 and its precision (Parquet "
+                              "cannot store it otherwise)", field=field, value=str(t))
     if isinstance(t, (StructType, ListType, MapType)):
         for f in t.fields:
             check_new_type(f.field_type, field=f.name if field is None else f"{field}.{f.name}")

@@ -249,11 +249,11 @@ class Warehouse:
         parsed = to_schema(schema)
         spec = build_partition_spec(parsed, _terms(partition_by, "partition_by"))
         order = build_sort_order(parsed, _terms(sort_by, "sort_by"))
-        self._ensure_namespace(ident[:-1])
-        table_location = location or self._catalog.default_table_location(ident)
         check_properties(properties or {})  # refused at the door (issue 17)
         for f in parsed.fields:
             check_new_type(f.field_type, field=f.name)
+        self._ensure_namespace(ident[:-1])
+        table_location = location or self._catalog.default_table_location(ident)
         metadata = new_table_metadata(parsed, spec, order, table_location, properties or {},
                                       format_version)
         loaded = self._catalog.create_table(ident, metadata)

@@ -80,3 +80,16 @@ def test_a_timestamp_out_of_range_is_named_in_inspect(tmp_path: Path) -> None:
             getattr(damaged.inspect, name)()
         assert err.value.field == "timestamp-ms" and err.value.value == 2**62
     assert "Table" in repr(damaged)  # the repr still draws
+
+
+def test_ref_names_and_times_are_named(tmp_path: Path) -> None:
+    """A NUL in a branch name was accepted; a time before the first snapshot was reported in
+    epoch milliseconds only (now also as the ISO time the user typed)."""
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long")
+    t.append([{"id": 1}])
+    with pytest.raises(IcebergError, match="control characters"):
+        t.create_branch("a\x00b")
+    assert set(t.refs) == {"main"}
+    for call in (lambda: t.at("1999-01-01T00:00:00"), lambda: t.rollback_to("1999-01-01")):
+        with pytest.raises(IcebergError, match=r"1999-01-01T00:00:00\.000Z"):
+            call()

@@ -5,6 +5,7 @@ PropertyWarning, so the value can be removed through icenb."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import warnings
 from pathlib import Path
@@ -24,7 +25,8 @@ BAD = [("commit.retry.num-retries", "-1"), ("commit.retry.num-retries", "abc"),
        ("write.delete.mode", "merge-on-write"),
        ("write.delete.isolation-level", "strict"), ("write.parquet.compression-codec", "zip"),
        ("write.metadata.compression-codec", "bzip2"), ("write.format.default", "csv"),
-       ("write.v4.manifest-dv.storage", "file"), ("", "x")]
+       ("write.v4.manifest-dv.storage", "file"), ("", "x"), ("gc.enabled", "maybe"),
+       ("write.metadata.delete-after-commit.enabled", "1")]
 
 
 def _files(root: Path) -> set[str]:
@@ -51,6 +53,16 @@ def test_create_table_refuses_them_and_writes_nothing(tmp_path: Path, key: str,
     with pytest.raises(ValidationError):
         wh.create_table("db.t", "id long", properties={key: value})
     assert _files(tmp_path) == before and wh.tables("db") == []
+
+
+def test_a_refused_create_table_does_not_even_create_its_namespace(tmp_path: Path) -> None:
+    """The namespace was created before the properties and types were checked."""
+    wh = icenb.warehouse(tmp_path / "wh")
+    for bad in ({"properties": {"commit.retry.num-retries": "-1"}}, {"schema": "d decimal(5, 6)"}):
+        with pytest.raises(ValidationError):
+            wh.create_table("fresh.t", bad.get("schema", "id long"),
+                            properties=bad.get("properties"))
+        assert wh.namespaces() == []
 
 
 def _written_by_another_engine(t: Table, props: dict[str, str]) -> None:
@@ -96,6 +108,20 @@ def test_lossy_casts_are_refused_on_the_rows_path(tmp_path: Path) -> None:
     assert t.to_arrow().to_pylist() == [{"id": 3, "n": 4}]
 
 
+def test_fractional_numbers_are_no_dates_or_times(tmp_path: Path) -> None:
+    """3.5 into a date column was stored as 1970-01-04; now a float into a date, time or
+    timestamp column is refused naming column and row (ints still count days/microseconds)."""
+    t = icenb.warehouse(tmp_path).create_table("db.t", "d date, ts timestamp, tz timestamptz")
+    for column in ("d", "ts", "tz"):
+        with pytest.raises(ValidationError, match="row 0") as err:
+            t.append([{column: 3.5}])
+        assert err.value.field == column and err.value.value == 3.5
+    assert t.metadata.snapshots == ()
+    t.append([{"d": 3, "ts": 1_000_000}])
+    assert t.to_arrow().to_pylist() == [{"d": dt.date(1970, 1, 4),
+                                         "ts": dt.datetime(1970, 1, 1, 0, 0, 1), "tz": None}]
+
+
 def test_columns_given_as_one_string_is_one_name(tmp_path: Path) -> None:
     t = icenb.warehouse(tmp_path).create_table("db.t", "id long, i int, d int")
     t.append([{"id": 1, "i": 2, "d": 3}])
@@ -114,3 +140,7 @@ def test_relative_paths_and_empty_fixed_types_are_refused(tmp_path: Path) -> Non
     with pytest.raises(ValidationError, match="fixed"), t.update_schema() as u:
         u.add_column("f", "fixed[0]")
     assert t.schema.field_by_name("f") is None
+    # Parquet's DECIMAL needs 0 <= scale <= precision: such a column could never take data
+    with pytest.raises(ValidationError, match="scale") as err, t.update_schema() as u:
+        u.add_column("n", "decimal(5, 6)")
+    assert err.value.value == "decimal(5, 6)"

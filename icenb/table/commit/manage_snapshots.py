@@ -68,7 +68,7 @@ from icenb.spec.snapshot import (
     SnapshotRef,
     SnapshotRefType,
 )
-from icenb.spec.table_metadata import TableMetadata
+from icenb.spec.table_metadata import TableMetadata, iso_utc
 from icenb.spec.table_updates import (
     AssertRefSnapshotId,
     AssertTableUUID,
@@ -193,6 +193,9 @@ class ManageSnapshots:
 
     def _new_name(self, name: str, what: str) -> str:
         _name(name, what)
+        if any(ord(c) < 32 or ord(c) == 127 for c in name):  # issue 17: as catalog names
+            raise ValidationError("a ref name cannot hold NUL or other control characters",
+                                  field=what, value=name)
         if self._ref(name) is not None:
             raise ValidationError(f"a ref named {name!r} already exists", field=what,
                                   value=name)
@@ -351,7 +354,7 @@ class ManageSnapshots:
             older = [s for s in ancestors if s.timestamp_ms < ms]
             if not older:
                 raise ValidationError(f"cannot roll back {branch!r}: none of its snapshots was "
-                                      "committed before this time", field="timestamp_ms",
+                                      f"committed before {iso_utc(ms)}", field="timestamp_ms",
                                       value=ms)
             snap = max(older, key=lambda s: s.timestamp_ms)
         else:

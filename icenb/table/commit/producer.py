@@ -270,6 +270,28 @@ def _check_integral(values: Sequence[Any], name: str) -> None:
                                       field=name, value=v)
 
 
+def _check_temporal(values: Sequence[Any], name: str) -> None:
+    """A float is no date, time or timestamp (Arrow would silently truncate ``3.5`` to day 3),
+    so it is refused naming the column and row; ints count units (days, microseconds) as in
+    Arrow."""
+    for i, v in enumerate(values):
+        if isinstance(v, (float, Decimal)):
+            raise ValidationError(f"row {i}: {v!r} is a fractional number, not a date, time "
+                                  "or timestamp", field=name, value=v)
+
+
+def _check_no_lost_values(values: Sequence[Any], arr: pa.Array, name: str) -> None:
+    """Every value given is still there: Arrow's conversion turns some values it cannot read
+    (a ``str`` into a ``fixed`` column) into null instead of raising; refused, naming the row."""
+    given = sum(v is None for v in values)
+    if arr.null_count == given:
+        return
+    valid = arr.is_valid().to_pylist()
+    row = next(i for i, v in enumerate(values) if v is not None and not valid[i])
+    raise ValidationError(f"row {row}: {values[row]!r} cannot be stored in this column (its "
+                          "conversion gave no value)", field=name, value=values[row])
+
+
 def _rows_table(rows: Sequence[Any], schema: Schema) -> pa.Table:
     """A list of dicts as Arrow, each column built with the table's Arrow type."""
     names: dict[str, None] = {}
@@ -290,8 +312,12 @@ def _rows_table(rows: Sequence[Any], schema: Schema) -> pa.Table:
         values = [row.get(name) for row in rows]
         if pa.types.is_integer(f.type):
             _check_integral(values, name)
+        elif pa.types.is_temporal(f.type):
+            _check_temporal(values, name)
         try:
-            arrays.append(pa.array(values, type=f.type))
+            arr = pa.array(values, type=f.type)
+            _check_no_lost_values(values, arr, name)
+            arrays.append(arr)
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:
             bad = next((v for v in values if v is not None), None)
             raise ValidationError(f"values do not fit the column's type "
