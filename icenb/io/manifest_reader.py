@@ -32,7 +32,7 @@ import gc
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -103,10 +103,43 @@ def read_manifest_list_table(io: FileIO, snapshot: Snapshot, format_version: int
         if hit is not None:
             return hit.table
     data = io.new_input(location).read()
-    table = apply_manifest_list_defaults(read_avro_tables([(location, data)])[0])
+    decoded = read_avro_tables([(location, data)])[0]
+    _check_required(decoded, location, avro_file_metadata(location, data))
+    summary = snapshot.summary
+    total = "0" if summary is None else str(summary.get("total-data-files", "0")).strip()
+    if decoded.num_rows == 0 and total.isdigit() and int(total) > 0:
+        # an Avro file cut right after its header is a valid empty file
+        raise CorruptFile("manifest list holds no manifest, its snapshot summary counts "
+                          f"{total} data files (a truncated "
+                          "file?)", file=location, field="total-data-files")
+    table = apply_manifest_list_defaults(decoded)
     if cache is not None:
         cache.put(key, DecodedManifest(table, None, None))
     return table
+
+
+#: manifest_file fields every format version requires (spec: Manifest Lists), and those v2
+#: added as required.
+_REQUIRED_V1 = ("manifest_path", "manifest_length", "partition_spec_id")
+_REQUIRED_V2 = ("content", "sequence_number", "min_sequence_number", "added_snapshot_id",
+                "added_files_count", "existing_files_count", "deleted_files_count")
+
+
+def _check_required(table: pa.Table, location: str, header: Mapping[str, bytes]) -> None:
+    """A manifest list without a field its format version requires, or with a null in one, is
+    damaged - a flipped byte in its Avro schema renames a field, which would otherwise read as
+    missing and take Appendix E's v1 default (``content`` 0: a delete manifest read as data):
+    ``CorruptFile`` naming the file and field. The version is the list's own
+    ``format-version`` header (a v1 list stays v1 after an upgrade)."""
+    version = header.get(FORMAT_VERSION_KEY, b"1")
+    required = _REQUIRED_V1 + (_REQUIRED_V2 if version not in (b"1", b"") else ())
+    for name in required:
+        if name not in table.column_names:
+            raise CorruptFile("manifest list lacks a required field (a damaged file?)",
+                              file=location, field=name)
+        if table.column(name).null_count:
+            raise CorruptFile("manifest list has a null in a required field", file=location,
+                              field=name)
 
 
 def read_manifest_list(io: FileIO, snapshot: Snapshot, format_version: int) -> list[ManifestFile]:
@@ -281,6 +314,38 @@ def _entries_key(m: ManifestFile, columns: tuple[str, ...] | None) -> CacheKey:
             m.first_row_id, m.partition_spec_id, int(m.content))
 
 
+#: manifest_entry fields every version requires (spec: Manifests), and v2's ``content``.
+_REQUIRED_ENTRY = ("status", "data_file.file_path", "data_file.file_format",
+                   "data_file.record_count", "data_file.file_size_in_bytes")
+
+
+def _check_entries(m: ManifestFile, table: pa.Table, version: int,
+                   columns: Sequence[str] | None) -> None:
+    """A decoded manifest must hold the required fields it was asked for, and as many ADDED,
+    EXISTING and DELETED entries as its manifest-list row counts (when the list has them):
+    a flipped byte that renames a field or changes a status is a ``CorruptFile`` naming the
+    manifest, never a default or a dropped file read as data."""
+    present = set(table.column_names)
+    if "data_file" in present:
+        data_file = table.schema.field("data_file").type
+        present |= {f"data_file.{data_file.field(i).name}" for i in range(data_file.num_fields)}
+    for path in _REQUIRED_ENTRY + (("data_file.content",) if version >= 2 else ()):
+        if (columns is None or path in columns) and path not in present:
+            raise CorruptFile("manifest lacks a required field (a damaged file?)",
+                              file=m.manifest_path, field=path)
+    if "status" not in present:
+        return
+    counts = pc.value_counts(table.column("status")).to_pylist()
+    found = {int(c["values"]): int(c["counts"]) for c in counts if c["values"] is not None}
+    for status, listed in ((EntryStatus.ADDED, m.added_files_count),
+                           (EntryStatus.EXISTING, m.existing_files_count),
+                           (EntryStatus.DELETED, m.deleted_files_count)):
+        if listed is not None and found.get(int(status), 0) != listed:
+            raise CorruptFile(f"manifest holds {found.get(int(status), 0)} {status.name} "
+                              f"entries, its manifest list says {listed}", file=m.manifest_path,
+                              field="status")
+
+
 def _entries_table(m: ManifestFile, table: pa.Table, spec_id: int | None,
                    version: int | None) -> pa.Table:
     """One decoded manifest with inherited values and the manifest columns appended."""
@@ -331,6 +396,13 @@ def _decode(io: FileIO, manifests: Sequence[ManifestFile], columns: tuple[str, .
                 meta = avro_file_metadata(name, blob)
                 spec_id = _header_int(meta, PARTITION_SPEC_ID_KEY, name)
                 version = _header_int(meta, FORMAT_VERSION_KEY, name)
+                if (version or 1) < 2 and (m.sequence_number or 0) > 0:
+                    # only a v2+ writer gives a manifest a sequence number; read as v1, its
+                    # entries would inherit sequence number 0 and deletes would not apply
+                    raise CorruptFile("manifest claims format v1 (or none) but its manifest "
+                                      f"list gives it sequence number {m.sequence_number}",
+                                      file=name, field=FORMAT_VERSION_KEY, value=version)
+                _check_entries(m, table, 1 if version is None else version, columns)
                 entries = _entries_table(m, table, spec_id, version)
                 if cache is not None:
                     cache.put(key, DecodedManifest(entries, spec_id, version))

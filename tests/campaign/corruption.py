@@ -8,14 +8,17 @@ truncate at random lengths, then open and read the table with a fresh handle. Ea
 - **wrong**: different rows were read without an error (silent wrong data);
 - **raw**: an exception that is not an ``IcebergError`` escaped.
 
-Avro manifests, manifest lists and the metadata JSON have no checksum (as in Java): a flipped
-bit that still decodes can change what is planned. Parquet files have page CRCs and a row count
-checked against the manifest; deletion vectors their CRC.
+Parquet data and delete files have page CRCs and a row count checked against their manifest
+entry; deletion vectors their CRC. Avro manifests, manifest lists and the metadata JSON have no
+checksum (as in Java); icenb cross-checks them instead - required fields present (a flipped byte
+in the Avro schema renames one), a manifest's ADDED/EXISTING/DELETED entries against its
+manifest-list counts, its format version against its sequence number, an empty list against the
+snapshot summary - so what remains is a flip that still decodes into another plausible value
+(a deletion vector's ``referenced_data_file``: about 1 in 2,400 trials).
 
 It prints the figures per kind and in total (tried / held / wrong / raw). ``make test`` runs a
-bounded version (``test_corruption_campaign``);
-``python tests/campaign/test_corruption_campaign.py 100`` runs 100 trials per kind and
-mutation for the note.
+bounded version (``test_campaign.py``); ``python tests/campaign/corruption.py 100`` runs 100
+trials per kind and mutation.
 """
 
 from __future__ import annotations
@@ -120,24 +123,6 @@ def report(counts: Counter[tuple[str, str]]) -> str:
         lines.append(f"{kind:<18} {sum(c.values()):>6} {c['held']:>6} {c['wrong']:>6} "
                      f"{c['raw']:>6}")
     return "\n".join(lines)
-
-
-#: Files with checksums icenb writes and verifies (Parquet page CRCs plus the manifest's
-#: record count; the deletion vector's CRC): damage there is always caught. Avro manifests and
-#: lists and the metadata JSON carry no checksum: a flip that still decodes can change what is
-#: read (rare: 2 of 960 trials in the note's run) - printed, not asserted.
-CHECKSUMMED = ("data", "position-deletes", "deletion-vector")
-
-
-def test_corruption_campaign() -> None:
-    """Bounded for ``make test``: damage to a checksummed file is never read as data, and no
-    file kind lets a raw (non-IcebergError) exception escape."""
-    counts = run(trials=8)
-    print("\n" + report(counts))
-    wrong = sum(n for (k, o), n in counts.items() if o == "wrong" and k in CHECKSUMMED)
-    assert wrong == 0, report(counts)
-    assert sum(n for (k, o), n in counts.items() if o == "raw" and k in CHECKSUMMED) == 0, \
-        report(counts)
 
 
 if __name__ == "__main__":

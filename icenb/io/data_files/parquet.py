@@ -326,10 +326,12 @@ def read_parquet_file(input_file: InputFile, *, field_ids: Collection[int] | Non
                 wanted = set(field_ids)
                 columns = [f.name for f in arrow_schema if arrow_field_id(f) in wanted]
             table = pf.read(columns=columns)
-        except (pa.ArrowInvalid, OSError) as e:
-            if isinstance(e, IcebergError):
-                raise
-            raise CorruptFile(f"cannot read Parquet file: {e}", file=location) from None
+        except IcebergError:
+            raise
+        except Exception as e:  # a damaged footer fails in many ways (ArrowInvalid, OSError,
+            # UnicodeDecodeError of a column path...): each one is a damaged file
+            raise CorruptFile(f"cannot read Parquet file: {type(e).__name__}: {e}",
+                              file=location) from None
     if mapped:
         table = pa.Table.from_arrays(table.columns, schema=pa.schema(
             [arrow_schema.field(name) for name in table.column_names]))

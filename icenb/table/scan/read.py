@@ -146,12 +146,6 @@ def read_task(io: FileIO, task: FileScanTask, schema: Schema, *,
     constants = _identity_partition_values(task)
     table = read_data_file(io, data_file, read_schema, constants=constants,
                            name_mapping=name_mapping)
-    if table.num_rows != data_file.record_count:
-        # the manifest's record_count is the file's row count (spec: data_file field 103): a
-        # damaged footer that still parses would otherwise read as fewer or more rows
-        raise CorruptFile(f"the file has {table.num_rows} rows, its manifest entry says "
-                          f"{data_file.record_count}", file=data_file.file_path,
-                          field="record_count", value=table.num_rows)
     if meta_fields:
         table = _with_metadata_columns(table, task, meta_fields)
 
@@ -314,8 +308,16 @@ def _read_file(io: FileIO, f: DataFile, schema: Schema | None,
     if name_mapping is not None:
         def mapper(s: pa.Schema) -> pa.Schema:
             return _apply_name_mapping(s, name_mapping)
-    return read(io.new_input(f.file_path), name_mapping=mapper,
-                field_ids=None if schema is None else schema.field_ids())
+    table = read(io.new_input(f.file_path), name_mapping=mapper,
+                 field_ids=None if schema is None else schema.field_ids())
+    if table.num_rows != f.record_count:
+        # the manifest's record_count is the file's row count (spec: data_file field 103), for
+        # delete files too: a damaged footer that still parses would otherwise read as fewer
+        # or more rows - fewer deletes bring deleted rows back
+        raise CorruptFile(f"the file has {table.num_rows} rows, its manifest entry says "
+                          f"{f.record_count}", file=f.file_path, field="record_count",
+                          value=table.num_rows)
+    return table
 
 
 def _apply_name_mapping(schema: pa.Schema, mapping: NameMapping) -> pa.Schema:
