@@ -12,7 +12,7 @@ import functools
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -131,13 +131,18 @@ def _write(method: Callable[Concatenate[Table, _P], _R]) -> Callable[Concatenate
     def run(self: Table, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         started = time.monotonic()
         attempt = 0
+        # data that reads once (a RecordBatchReader, a generator) may be consumed by the
+        # failed attempt: redoing would write nothing, so such a write is never redone
+        once = any(isinstance(a, (pa.RecordBatchReader, Iterator))
+                   for a in (*args, *kwargs.values()))
         while True:
             attempt += 1
             loaded_from, commits = self._opened_from, self._commits
             try:
                 return method(self, *args, **kwargs)
             except NotFound as error:
-                if (self._commits != commits or not self._moved_past(error, loaded_from)
+                if (once or self._commits != commits
+                        or not self._moved_past(error, loaded_from)
                         or not RetryPolicy.for_commit(self._metadata.properties).backoff(
                             attempt, started)):
                     raise
