@@ -148,9 +148,11 @@ def _check(kind: str, root: Path, log: Path) -> str:
                 f.write(json.dumps({"at": "resolved", "committed": got != ids}) + "\n")
         table.append([{"id": -1, "w": 0}])  # it takes a commit...
         table.delete("id = -1")  # ...and another
-    except IcebergError:
+    except IcebergError as e:
+        print(f"{root}: partial: {e}", file=sys.stderr)
         return "partial"
-    except Exception:  # the campaign counts, it does not stop
+    except Exception as e:  # the campaign counts, it does not stop
+        print(f"{root}: raw: {type(e).__name__}: {e}", file=sys.stderr)
         return "raw"
     return "held"
 
@@ -182,6 +184,8 @@ def run(kills: int, root: Path, seed: int = 17) -> Counter[str]:
         time.sleep(rnd.uniform(0.0, 1.5))
         if proc.poll() is not None:  # it stopped by itself: an error in the writer
             counts["raw"] += 1
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+            print(f"kill {n}: the writer failed by itself: {err[-600:]}", file=sys.stderr)
             continue
         proc.send_signal(signal.SIGKILL)
         proc.wait()

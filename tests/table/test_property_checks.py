@@ -144,3 +144,33 @@ def test_relative_paths_and_empty_fixed_types_are_refused(tmp_path: Path) -> Non
     with pytest.raises(ValidationError, match="scale") as err, t.update_schema() as u:
         u.add_column("n", "decimal(5, 6)")
     assert err.value.value == "decimal(5, 6)"
+
+
+def test_an_empty_list_appends_an_empty_snapshot(tmp_path: Path) -> None:
+    """``append([])`` said "required column is missing"; no rows is now an empty table of the
+    table's schema, committed as an empty append exactly as an empty Arrow table is."""
+    import pyarrow as pa
+
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long not null, s string")
+    empty_list = t.append([])
+    empty_arrow = t.append(pa.table({"id": pa.array([], pa.int64())}))
+    for snap in (empty_list, empty_arrow):
+        assert snap.summary["operation"] == "append"
+        assert snap.summary["total-records"] == "0" and "added-data-files" not in snap.summary
+    assert t.to_arrow().num_rows == 0 and len(t.snapshots) == 2
+
+
+def test_aware_and_naive_datetimes_are_placed_on_utc(tmp_path: Path) -> None:
+    """Documented rule: an aware datetime is converted to UTC; into a ``timestamp`` (no zone)
+    column its UTC wall-clock time is stored, into ``timestamptz`` the instant. A naive one is
+    taken as UTC in a ``timestamptz`` column (as Arrow and Spark with a UTC session do)."""
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id int, ts timestamp, tz timestamptz")
+    plus2 = dt.timezone(dt.timedelta(hours=2))
+    t.append([{"id": 1, "ts": dt.datetime(2024, 1, 1, 12, tzinfo=plus2),
+               "tz": dt.datetime(2024, 1, 1, 12, tzinfo=plus2)},
+              {"id": 2, "ts": dt.datetime(2024, 1, 1, 12), "tz": dt.datetime(2024, 1, 1, 12)}])
+    rows = {r["id"]: r for r in t.to_arrow().to_pylist()}
+    assert rows[1]["ts"] == dt.datetime(2024, 1, 1, 10)
+    assert rows[1]["tz"] == dt.datetime(2024, 1, 1, 10, tzinfo=dt.timezone.utc)
+    assert rows[2]["ts"] == dt.datetime(2024, 1, 1, 12)
+    assert rows[2]["tz"] == dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone.utc)

@@ -293,7 +293,11 @@ def _check_no_lost_values(values: Sequence[Any], arr: pa.Array, name: str) -> No
 
 
 def _rows_table(rows: Sequence[Any], schema: Schema) -> pa.Table:
-    """A list of dicts as Arrow, each column built with the table's Arrow type."""
+    """A list of dicts as Arrow, each column built with the table's Arrow type. No rows is an
+    empty table of the table's schema: ``append([])`` commits an empty append, as appending
+    an empty Arrow table does (and as Java's ``newAppend().commit()`` without files)."""
+    if not rows:
+        return to_arrow_schema(schema).empty_table()
     names: dict[str, None] = {}
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
