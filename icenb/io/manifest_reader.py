@@ -55,7 +55,7 @@ from icenb.spec.manifest import (
     apply_manifest_list_defaults,
     manifest_files_from_arrow,
 )
-from icenb.spec.snapshot import Snapshot
+from icenb.spec.snapshot import TOTAL_DATA_FILES, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 
 __all__ = [
@@ -106,12 +106,12 @@ def read_manifest_list_table(io: FileIO, snapshot: Snapshot, format_version: int
     decoded = read_avro_tables([(location, data)])[0]
     _check_required(decoded, location, avro_file_metadata(location, data))
     summary = snapshot.summary
-    total = "0" if summary is None else str(summary.get("total-data-files", "0")).strip()
+    total = "0" if summary is None else str(summary.get(TOTAL_DATA_FILES, "0")).strip()
     if decoded.num_rows == 0 and total.isdigit() and int(total) > 0:
         # an Avro file cut right after its header is a valid empty file
         raise CorruptFile("manifest list holds no manifest, its snapshot summary counts "
-                          f"{total} data files (a truncated "
-                          "file?)", file=location, field="total-data-files")
+                          f"{total} data files (a truncated file?)", file=location,
+                          field=TOTAL_DATA_FILES)
     table = apply_manifest_list_defaults(decoded)
     if cache is not None:
         cache.put(key, DecodedManifest(table, None, None))
