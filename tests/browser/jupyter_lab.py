@@ -1,7 +1,7 @@
 """Start a throw-away JupyterLab server from the project's .venv, for browsers to drive.
 
 Shared by the browser tests (tests/browser/conftest.py) and the screenshot tool
-(notebooks/screenshots/take.py). The server runs ``.venv/bin/jupyter lab`` (the widget
+(docs/screenshots/take.py). The server runs ``.venv/bin/jupyter lab`` (the widget
 labextensions must be in the *server's* environment) with every Jupyter directory isolated in a
 temporary directory, a random token, a free port, ``--allow-root`` when run as root,
 ``window.jupyterapp`` exposed, news and update checks off, and notebook windowing off (so every

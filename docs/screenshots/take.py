@@ -4,8 +4,8 @@ Not a test and not run in CI: a tool for reviewing how the rich displays look. I
 /usr/bin/chromium (Debian: ``apt-get install -y chromium``), the dev venv's JupyterLab and
 websocket-client (a JupyterLab dependency); it talks to Chromium over the DevTools protocol.
 
-    python notebooks/screenshots/take.py notebooks/05-seeing-a-table.ipynb \\
-        [--out notebooks/screenshots] [--themes light,dark] [--cells 3,7]
+    python docs/screenshots/take.py notebooks/05-seeing-a-table.ipynb \\
+        [--out docs/screenshots] [--themes light,dark] [--cells 3,7]
 
 The notebook is copied to a temporary directory and marked trusted there (``jupyter trust``), so
 HTML outputs render unsanitized, as they do for the user who ran it. No kernel code runs: the

@@ -1,6 +1,6 @@
 """Run the notebooks under nbval: this environment's kernel, outputs compared after sanitizing.
 
-Loaded whenever pytest collects notebooks/ (plain `pytest` does, through testpaths), so
+The checkout's root conftest (kept out of notebooks/, which a user opens in JupyterLab): plain
 `pytest`, `pytest notebooks/` and `pytest --nbval notebooks/` all behave the same, from any
 working directory. Options given on the command line win over these defaults.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SANITIZE_FILE = Path(__file__).resolve().parent / "nbval_sanitize.cfg"
+SANITIZE_FILE = Path(__file__).resolve().parent / "tests" / "nbval_sanitize.cfg"
 
 
 def pytest_configure(config: pytest.Config) -> None:
