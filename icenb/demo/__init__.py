@@ -15,7 +15,7 @@
 
 The same rows and operations each time (snapshot ids and times are new on each build). A
 second build of an existing demo leaves it as it is; ``force=True`` (``--force``) rebuilds it,
-deleting only what a build writes (its catalog and namespace folders).
+deleting only what a build wrote (the ``shop`` namespace's tables, views and folder).
 """
 
 from __future__ import annotations
@@ -97,11 +97,25 @@ def _build_twins(t: Table) -> None:
     t.update({"kind": "purchase"}, "kind = 'buy'", mode="merge-on-read")
 
 
+def _remove_demo(wh: Warehouse, root: Path) -> None:
+    """Drop what an earlier build wrote (``--force``): its tables and views from the catalog,
+    its namespace folder and its marker; nothing else of the warehouse."""
+    for name in wh.tables(NAMESPACE):
+        wh.drop_table(name)
+    for name in wh.views(NAMESPACE):
+        wh.drop_view(name)
+    wh.catalog.drop_namespace((NAMESPACE,))
+    if (root / NAMESPACE).is_dir():
+        shutil.rmtree(root / NAMESPACE)
+    (root / MARKER).unlink(missing_ok=True)
+
+
 def build(path: str | os.PathLike[str], *, force: bool = False) -> Warehouse:
     """Write the demo warehouse at ``path`` (see the module docstring); the warehouse.
 
     Idempotent: a finished demo (its marker file present) is left as it is unless ``force``.
-    A folder that holds something else than a demo is refused, never overwritten.
+    The demo owns the ``shop`` namespace only: other tables of the warehouse are kept, and a
+    ``shop`` namespace that is not the demo's is refused, never overwritten.
     """
     import icenb
 
@@ -109,18 +123,14 @@ def build(path: str | os.PathLike[str], *, force: bool = False) -> Warehouse:
     marker = root / MARKER
     if marker.exists() and not force:
         return icenb.warehouse(root)
-    if root.exists() and any(root.iterdir()):
-        if not (marker.exists() or (root / NAMESPACE).exists()):
-            raise ValidationError("the folder is not empty and holds no icenb demo: choose "
-                                  "an empty or new folder", field="path", value=str(root))
-        for name in (MARKER, "catalog.db", NAMESPACE):  # only what a build writes
-            p = root / name
-            if p.is_dir():
-                shutil.rmtree(p)
-            elif p.exists():
-                p.unlink()
     root.mkdir(parents=True, exist_ok=True)
     wh = icenb.warehouse(root)
+    if (NAMESPACE,) in wh.namespaces():
+        if not marker.exists():
+            raise ValidationError(f"the warehouse already has a {NAMESPACE!r} namespace that is "
+                                  "not icenb's demo: build the demo elsewhere",
+                                  field="path", value=str(root))
+        _remove_demo(wh, root)
     ns = NAMESPACE
 
     events = wh.create_table(f"{ns}.events", "id long not null, ts timestamp, kind string, "

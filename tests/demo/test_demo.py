@@ -66,15 +66,23 @@ def test_a_second_build_leaves_it_and_force_rebuilds_it(demo: Path, tmp_path: Pa
     first = icenb.warehouse(copy).table("shop.events").metadata_location
     build(copy, force=True)
     assert icenb.warehouse(copy).table("shop.events").metadata_location != first
-    assert (copy / "notes.txt").read_text() == "mine"  # only what a build writes is replaced
+    assert not Path(first).exists()  # the old build's files went with it
+    assert (copy / "notes.txt").read_text() == "mine"  # only what a build wrote is replaced
     assert (copy / MARKER).exists()
 
 
-def test_a_folder_that_is_not_a_demo_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "thesis.tex").write_text("do not touch")
-    with pytest.raises(ValidationError, match="holds no icenb demo"):
-        build(tmp_path, force=True)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["thesis.tex"]
+def test_it_lives_beside_other_tables_and_never_takes_a_shop_it_did_not_build(
+        tmp_path: Path) -> None:
+    wh = icenb.warehouse(tmp_path / "mine")
+    wh.create_table("work.t", "id long").append([{"id": 1}])
+    build(tmp_path / "mine")
+    build(tmp_path / "mine", force=True)
+    assert wh.table("work.t").to_arrow().num_rows == 1  # kept
+    other = icenb.warehouse(tmp_path / "other")
+    other.create_table("shop.mine", "id long")
+    with pytest.raises(ValidationError, match="not icenb's demo"):
+        build(tmp_path / "other", force=True)
+    assert other.tables("shop") == ["shop.mine"] and not (tmp_path / "other" / MARKER).exists()
 
 
 def test_pyiceberg_lists_and_reads_it(demo: Path) -> None:
