@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import OpenNotebook
 from tests.browser.lab_notebook import LabNotebook
-from tests.browser.test_widgets_browser import assert_no_widget_error
+from tests.browser.test_widgets_browser import assert_no_widget_error, shoot
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
@@ -33,6 +33,7 @@ def test_the_tour_runs_with_every_widget_rendered(tour: LabNotebook) -> None:
     # both widgets drew their live views, each with its clickable snapshot graph
     expect(tour.page.locator(".icenb-tt .icenb-gv-root").first).to_be_visible()
     expect(tour.page.locator(".icenb-del-filter").first).to_be_visible()
+    shoot(tour, "00-tour-time-travel", ".icenb-tt")  # the README's picture of the tour
     state = json.loads(tour.execute(
         "import json\n"
         "print(json.dumps({'tt': tt.snapshot_id == events.refs['release-1'].snapshot_id,"
