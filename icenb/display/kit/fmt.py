@@ -6,6 +6,7 @@ import datetime as _dt
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from icenb.labels import counted, more, t
 from icenb.options import get_options
 
 T = TypeVar("T")
@@ -94,15 +95,15 @@ def first(items: Sequence[T], limit: int = MAX_REFS) -> tuple[Sequence[T], int]:
 
 def names(items: Sequence[str], limit: int = MAX_REFS, sep: str = ", ") -> str:
     """``a, b, c, +9 more`` (at most ``limit`` names)."""
-    shown, more = first(items, limit)
-    return sep.join(list(shown) + ([f"+{more:,} more"] if more else []))
+    shown, extra = first(items, limit)
+    return sep.join(list(shown) + ([t("+{n:,} more", n=extra)] if extra else []))
 
 
 def hidden(n: int, what: str) -> str:
     """The ellipsis line for ``n`` hidden items: ``… 9,960 more snapshots …``."""
-    return f"… {n:,} more {what} …"
+    return more(n, what)
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 file``, ``3 files``."""
-    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+    """``1 file``, ``3 files`` (in the display language)."""
+    return counted(n, word, words)

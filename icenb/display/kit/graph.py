@@ -11,6 +11,7 @@ from typing import Any
 from icenb.display.kit import html as h
 from icenb.display.kit.render import render_svg
 from icenb.display.registry import Rendered, register
+from icenb.labels import t
 from icenb.reprs import safe_repr
 
 
@@ -95,7 +96,7 @@ class Graph:
             body = (f'<div class="icenb-graph"><img alt="{h.esc(self.title)}" '
                     f'src="data:image/svg+xml;base64,{data}"/></div>')
         else:
-            body = (h.muted(f"no graph renderer ({why}); the DOT source follows")
+            body = (h.muted(t("no graph renderer ({why}); the DOT source follows", why=why))
                     + h.pre(self.dot))
         if self.caption:
             body += f'<div class="icenb-muted">{h.esc(self.caption, 2000)}</div>'

@@ -21,6 +21,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from icenb.labels import t
 from icenb.options import get_options
 
 _CACHE: OrderedDict[tuple[str, str], tuple[str | None, str | None]] = OrderedDict()
@@ -173,6 +174,8 @@ def render_svg(dot: str) -> tuple[str | None, str | None]:
     Never raises: a repr shows the DOT text and the reason instead.
     """
     name = renderer_name()
+    if name == "none":
+        return (None, t("graph rendering is off (display_graph_renderer='none')"))
     key = (name, dot)
     with _LOCK:
         hit = _CACHE.get(key)
@@ -180,14 +183,11 @@ def render_svg(dot: str) -> tuple[str | None, str | None]:
             _CACHE.move_to_end(key)
             return hit
         result: tuple[str | None, str | None]
-        if name == "none":
-            result = (None, "graph rendering is off (display_graph_renderer='none')")
-        else:
-            try:
-                svg = _render_dot(dot) if name == "dot" else _render_wasm(dot)
-                result = (inline_svg(svg), None)
-            except Exception as e:  # reprs never raise
-                result = (None, str(e) or type(e).__name__)
+        try:
+            svg = _render_dot(dot) if name == "dot" else _render_wasm(dot)
+            result = (inline_svg(svg), None)
+        except Exception as e:  # reprs never raise
+            result = (None, str(e) or type(e).__name__)
         _CACHE[key] = result
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)

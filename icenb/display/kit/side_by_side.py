@@ -9,6 +9,7 @@ from typing import Any
 from icenb.display.kit import html as h
 from icenb.display.kit.fmt import cut
 from icenb.display.registry import Rendered, register, render, renderer_for
+from icenb.labels import t
 
 __all__ = ["SideBySide", "side_by_side"]
 
@@ -56,5 +57,5 @@ def _render(s: SideBySide) -> Rendered:
         htmls.append(head + r.html)
         texts.append((f"== {cut(title, 200)} ==\n" if title else "") + r.text)
     if not s.objects:
-        return Rendered(h.muted("nothing to show"), "(nothing to show)")
+        return Rendered(h.muted(t("nothing to show")), "(" + t("nothing to show") + ")")
     return Rendered(h.columns(*htmls), "\n\n".join(texts))

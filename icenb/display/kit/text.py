@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 from icenb.display.kit.fmt import fold_rows, hidden
+
+
+def width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: wide (CJK) characters count two."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, columns: int) -> str:
+    """``text`` padded with spaces to ``columns`` terminal columns (``str.ljust`` for CJK)."""
+    return text + " " * (columns - width(text))
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, limit: int | None = None,
@@ -12,11 +25,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, limit: int |
     """Aligned columns; rows beyond ``limit`` fold into one ellipsis line."""
     head, n_hidden, tail = fold_rows(rows, limit, total)
     shown = [list(headers), *[list(r) for r in head], *[list(r) for r in tail]]
-    widths = [max((len(r[i]) for r in shown if i < len(r)), default=0)
+    widths = [max((width(r[i]) for r in shown if i < len(r)), default=0)
               for i in range(len(headers))]
 
     def line(r: Sequence[str]) -> str:
-        return (indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False))).rstrip()
+        return (indent + "  ".join(pad(c, w) for c, w in zip(r, widths, strict=False))).rstrip()
 
     out = [line(headers)]
     out.extend(line(r) for r in head)
@@ -29,8 +42,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, limit: int |
 def kv(rows: Iterable[tuple[str, str]], indent: str = "") -> str:
     """``key: value`` lines with aligned values."""
     items = list(rows)
-    width = max((len(k) for k, _ in items), default=0)
-    return "\n".join(f"{indent}{k + ':':<{width + 1}} {v}".rstrip() for k, v in items)
+    w = max((width(k) for k, _ in items), default=0)
+    return "\n".join(f"{indent}{pad(k + ':', w + 1)} {v}".rstrip() for k, v in items)
 
 
 def indent(text: str, prefix: str = "  ") -> str:
