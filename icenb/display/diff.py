@@ -12,6 +12,7 @@ from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
 from icenb.display.kit.graph import Graph
 from icenb.display.registry import Rendered, register
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.table.explore.diff import (
     DELETION_VECTOR,
@@ -39,13 +40,14 @@ def _kind_words(kind: str, n: int) -> str:
 def _added_deletes(diff: SnapshotDiff) -> list[str]:
     out = []
     for kind, n, rows in diff.deletes_added.by_kind:
-        words = f"+{_kind_words(kind, n)} deleting {fmt.plural(rows, 'row')}"
+        words = t("+{what} deleting {rows}", what=_kind_words(kind, n),
+                  rows=fmt.plural(rows, "row"))
         apps = [a for a in diff.applications if a.delete.kind == kind]
         targets = {p for a in apps for p in a.data_files}
         if len(targets) == 1 and sum(a.data_file_count for a in apps) == n == len(apps):
-            words += f" in {fmt.file_name(next(iter(targets)))}"
+            words += " " + t("in {file}", file=fmt.file_name(next(iter(targets))))
         elif diff.data_files_hit and len(diff.deletes_added.by_kind) == 1:
-            words += f" in {fmt.plural(diff.data_files_hit, 'data file')}"
+            words += " " + t("in {file}", file=fmt.plural(diff.data_files_hit, "data file"))
         out.append(words)
     return out
 
@@ -62,9 +64,9 @@ def summary(diff: SnapshotDiff) -> str:
                      f"(-{fmt.plural(diff.data_removed.records, 'row')})")
     parts.extend(_added_deletes(diff))
     for kind, n, rows in diff.deletes_removed.by_kind:
-        parts.append(f"-{_kind_words(kind, n)} (no longer deleting "
-                     f"{fmt.plural(rows, 'row')})")
-    return ", ".join(parts) if parts else "no file changed"
+        parts.append(t("-{what} (no longer deleting {rows})", what=_kind_words(kind, n),
+                       rows=fmt.plural(rows, "row")))
+    return ", ".join(parts) if parts else t("no file changed")
 
 
 def _partition(f: FileInfo) -> str:
@@ -76,7 +78,7 @@ def _snapshot_title(diff: SnapshotDiff) -> tuple[str, str]:
         return str(sid) if label == str(sid) else f"{label} ({sid})"
 
     title = f"{name(diff.a_label, diff.a.snapshot_id)} → {name(diff.b_label, diff.b.snapshot_id)}"
-    rel = "a is an ancestor of b" if diff.a_is_ancestor else "a is not an ancestor of b"
+    rel = t("a is an ancestor of b") if diff.a_is_ancestor else t("a is not an ancestor of b")
     when = f"{fmt.timestamp(diff.a.timestamp_ms)} → {fmt.timestamp(diff.b.timestamp_ms)}"
     return title, f"{rel}; {when}"
 
@@ -94,17 +96,17 @@ def _file_rows(fs: FileSet, base: str, html: bool, apps: _Apps | None
     """Headers, the rows of the shown files (head + tail), the hidden count and where the
     ellipsis goes (after the head)."""
     head, n_hidden, tail = fs.sample(get_options().display_max_files)
-    headers = ["file", "kind", "partition", "records", "size", "spec"]
+    headers = [t("file"), t("kind"), t("partition"), t("records"), t("size"), t("spec")]
     if apps is not None:
-        headers.append("applies to")
+        headers.append(t("applies to"))
     rows = []
     for f in (*head, *tail):
-        cells = [_at(f, fmt.short_path(f.path, base)), f.kind, _partition(f),
+        cells = [_at(f, fmt.short_path(f.path, base)), t(f.kind), _partition(f),
                  fmt.count(f.record_count), fmt.size(f.file_size_in_bytes), str(f.spec_id)]
         if apps is not None:
             a = apps.get(f.key)
             if a is None or a.data_file_count == 0:
-                cells.append("no live data file")
+                cells.append(t("no live data file"))
             elif a.data_file_count == 1:
                 cells.append(fmt.file_name(a.data_files[0]))
             else:
@@ -143,12 +145,13 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
              (b_id, "a = b" if same else "b", diff.b_label, diff.b, "snapshot_current"))
     for node, side, label, snap, kind in sides[1:] if same else sides:
         named = f"{side}: {label}\n" if label != str(snap.snapshot_id) else f"{side}\n"
-        g.node(node, f"{named}snapshot {snap.snapshot_id}\n{snap.operation or ''}".rstrip(),
-               kind=kind)
+        g.node(node, f"{named}{t('snapshot {id}', id=snap.snapshot_id)}\n"
+                     f"{snap.operation or ''}".rstrip(), kind=kind)
     if not same:
-        g.edge(a_id, b_id, label="ancestor" if diff.a_is_ancestor else "compared",
+        g.edge(a_id, b_id, label=t("ancestor") if diff.a_is_ancestor else t("compared"),
                style="bold")
-    lines = [f"diff {diff.a.snapshot_id} -> {diff.b.snapshot_id}: {summary(diff)}"]
+    lines = [t("diff {a} -> {b}: {summary}", a=diff.a.snapshot_id, b=diff.b.snapshot_id,
+               summary=summary(diff))]
     ids: dict[tuple[str, str, int | None], str] = {}
     counter = 0
 
@@ -161,7 +164,8 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
         node = f"f{counter}"
         ids[key] = node
         kind = "removed" if removed else _KIND_NODE.get(f.kind, "delete_file")
-        label = f"{_at(f, fmt.file_name(f.path))}\n{f.kind}, {fmt.plural(f.record_count, 'row')}"
+        label = (f"{_at(f, fmt.file_name(f.path))}\n{t(f.kind)}, "
+                 f"{fmt.plural(f.record_count, 'row')}")
         g.node(node, label, kind=kind, style="rounded,filled,dashed" if removed
                else "rounded,filled")
         return node
@@ -170,10 +174,10 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
         head, n_hidden, tail = fs.sample(limit)
         src = a_id if removed else b_id
         for f in (*head, *tail):
-            g.edge(src, file_node(f, removed), label="removed" if removed else "added",
+            g.edge(src, file_node(f, removed), label=t("removed") if removed else t("added"),
                    **({"style": "dashed"} if removed else {}))
             lines.append(f"  {'-' if removed else '+'} {_at(f, fmt.short_path(f.path, base))} "
-                         f"({f.kind}, {fmt.plural(f.record_count, 'row')})")
+                         f"({t(f.kind)}, {fmt.plural(f.record_count, 'row')})")
         if n_hidden:
             node = f"more_{what}"
             g.node(node, fmt.hidden(n_hidden, what), kind="folded")
@@ -196,33 +200,36 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
                 counter += 1
                 target = f"f{counter}"
                 ids[("a", path, None)] = target
-                g.node(target, f"{fmt.file_name(path)}\ndata (unchanged)", kind="data_file")
-            g.edge(dnode, target, label="applies to", style="dashed", color="#c62828")
-            lines.append(f"  {_at(app.delete, fmt.file_name(app.delete.path))} applies to "
-                         f"{fmt.file_name(path)}")
+                g.node(target, f"{fmt.file_name(path)}\n{t('data (unchanged)')}",
+                       kind="data_file")
+            g.edge(dnode, target, label=t("applies to"), style="dashed", color="#c62828")
+            lines.append("  " + t("{delete} applies to {data}",
+                                  delete=_at(app.delete, fmt.file_name(app.delete.path)),
+                                  data=fmt.file_name(path)))
         if app.data_file_count > len(shown):
             more = f"more_targets_{dnode}"
             g.node(more, fmt.hidden(app.data_file_count - len(shown), "data files"),
                    kind="folded")
-            g.edge(dnode, more, label="applies to", style="dashed")
+            g.edge(dnode, more, label=t("applies to"), style="dashed")
     title, _ = _snapshot_title(diff)
-    return Graph(g.source(), "\n".join(lines), title=title, kind="Snapshot diff",
-                 caption="added files hang off b, removed files (dashed) off a; red dashed "
-                         "edges: the data files each new delete file applies to")
+    return Graph(g.source(), "\n".join(lines), title=title, kind=t("Snapshot diff"),
+                 caption=t("added files hang off b, removed files (dashed) off a; red dashed "
+                           "edges: the data files each new delete file applies to"))
 
 
 def _counts(diff: SnapshotDiff) -> list[tuple[str, str]]:
+    unchanged = "({n} unchanged)"
     return [
-        ("data files", f"+{fmt.count(diff.data_added.count)} / "
-                       f"-{fmt.count(diff.data_removed.count)} "
-                       f"({fmt.count(diff.unchanged_data_files)} unchanged)"),
-        ("records (file metadata)", f"+{fmt.count(diff.records_added)} / "
-                                    f"-{fmt.count(diff.records_removed)}"),
-        ("delete files", f"+{fmt.count(diff.deletes_added.count)} / "
-                         f"-{fmt.count(diff.deletes_removed.count)} "
-                         f"({fmt.count(diff.unchanged_delete_files)} unchanged)"),
-        ("rows deleted by new deletes", fmt.count(diff.rows_deleted)),
-        ("data files the new deletes apply to", fmt.count(diff.data_files_hit)),
+        (t("data files"), f"+{fmt.count(diff.data_added.count)} / "
+                          f"-{fmt.count(diff.data_removed.count)} "
+                          + t(unchanged, n=fmt.count(diff.unchanged_data_files))),
+        (t("records (file metadata)"), f"+{fmt.count(diff.records_added)} / "
+                                       f"-{fmt.count(diff.records_removed)}"),
+        (t("delete files"), f"+{fmt.count(diff.deletes_added.count)} / "
+                            f"-{fmt.count(diff.deletes_removed.count)} "
+                            + t(unchanged, n=fmt.count(diff.unchanged_delete_files))),
+        (t("rows deleted by new deletes"), fmt.count(diff.rows_deleted)),
+        (t("data files the new deletes apply to"), fmt.count(diff.data_files_hit)),
     ]
 
 
@@ -240,14 +247,15 @@ def _diff(diff: SnapshotDiff) -> Rendered:
     ]
     body = [f"<div><b>{h.esc(line, 2000)}</b></div>", h.kv(
         (k, h.esc(v)) for k, v in _counts(diff))]
-    text = [f"Snapshot diff {title}", f"  {sub}", f"  {line}",
+    text = [f"{t('Snapshot diff')} {title}", f"  {sub}", f"  {line}",
             tx.kv(_counts(diff), indent="  ")]
     for name, fs, ap in lists:
         if fs.count:
-            body.append(h.section(name, _files_block(fs, base, True, ap), open=True,
+            body.append(h.section(t(name), _files_block(fs, base, True, ap), open=True,
                                   count=fmt.plural(fs.count, "file")))
-            text.append(f"{name} ({fs.count:,}):")
+            text.append(f"{t(name)} ({fs.count:,}):")
             text.append(_files_block(fs, base, False, ap))
     if not diff.is_empty:
-        body.append(h.section("Graph", diff_graph(diff).html_fragment()))
-    return Rendered(h.card("Snapshot diff", title, h.esc(sub), "".join(body)), "\n".join(text))
+        body.append(h.section(t("Graph"), diff_graph(diff).html_fragment()))
+    return Rendered(h.card(t("Snapshot diff"), title, h.esc(sub), "".join(body)),
+                    "\n".join(text))

@@ -21,6 +21,7 @@ from icenb.display.kit import fmt
 from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.table.explore.inspect import INSPECT_TAG, InspectTables
 
@@ -67,15 +68,16 @@ def _inspect_tables(it: InspectTables) -> Rendered:
     rows_text = []
     for name, reads, what in METADATA_TABLES:
         call = f"{name}({'snapshot_id=None' if name in _PER_SNAPSHOT else ''})"
-        rows_html.append([h.code(call), h.esc(what), h.badge(reads, "muted")])
-        rows_text.append([call, what, reads])
-    note = ("Results are pyarrow Tables (columns as in Iceberg Java's metadata tables); "
-            "per-snapshot tables default to the current snapshot.")
-    headers = ["t.inspect.…", "rows", "reads"]
-    html = h.card("Metadata tables", where, h.esc(f"{len(METADATA_TABLES)} tables"),
+        rows_html.append([h.code(call), h.esc(t(what)), h.badge(t(reads), "muted")])
+        rows_text.append([call, t(what), t(reads)])
+    note = t("Results are pyarrow Tables (columns as in Iceberg Java's metadata tables); "
+             "per-snapshot tables default to the current snapshot.")
+    headers = ["t.inspect.…", t("rows"), t("reads")]
+    html = h.card(t("Metadata tables"), where,
+                  h.esc(t("{n} tables", n=len(METADATA_TABLES))),
                   h.table(headers, rows_html) + f"<div>{h.muted(note)}</div>")
-    text = (f"Metadata tables of {where}\n" + tx.table(headers, rows_text, indent="  ")
-            + f"\n  ({note})")
+    text = (t("Metadata tables of {table}", table=where) + "\n"
+            + tx.table(headers, rows_text, indent="  ") + f"\n  ({note})")
     return Rendered(html, text)
 
 
@@ -176,7 +178,7 @@ def _fold_table(table: pa.Table) -> tuple[list[int], int, list[int], list[int], 
 def arrow_table_rendered(table: pa.Table, title: str | None = None) -> Rendered:
     """An Arrow table as a bounded card: head and tail rows (display_max_rows), head and tail
     columns (display_max_columns), values compact and cut (display_max_string)."""
-    name = title if title is not None else (inspect_name(table) or "Arrow table")
+    name = title if title is not None else (inspect_name(table) or t("Arrow table"))
     rh, rn, rt, ch, cn, ct = _fold_table(table)
     cols = [*ch, *ct]
     sub = table.select(cols) if cols else table.select([])
@@ -212,8 +214,9 @@ def arrow_table_rendered(table: pa.Table, title: str | None = None) -> Rendered:
                     f"{h.esc(fmt.hidden(rn, 'rows'))}</td></tr>")
     body.extend(tr(r) for r in range(len(rh), len(rh) + len(rt)))
     body.append("</tbody></table>")
-    subtitle = f"{table.num_rows:,} rows · {table.num_columns:,} columns"
-    html = h.card("Inspect" if inspect_name(table) else "Arrow", name, h.esc(subtitle),
+    subtitle = t("{rows:,} rows · {columns:,} columns", rows=table.num_rows,
+                 columns=table.num_columns)
+    html = h.card(t("Inspect") if inspect_name(table) else "Arrow", name, h.esc(subtitle),
                   "".join(body))
 
     headers = [f.name for f in fields]

@@ -18,6 +18,7 @@ from icenb.display.kit import text as tx
 from icenb.display.kit.fmt import count, cut, file_name, fold, hidden, size
 from icenb.display.registry import Rendered, register
 from icenb.io.manifest_reader import DecodedManifest
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.spec.deletion_vector import DeletionVector
 from icenb.spec.manifest import (
@@ -30,7 +31,8 @@ from icenb.spec.manifest import (
     ManifestFile,
 )
 
-__all__ = ["STATUS_BADGES", "bound_hex", "content_word", "partition_text", "status_badge"]
+__all__ = ["STATUS_BADGES", "bound_hex", "content_noun", "content_word", "partition_text",
+           "status_badge"]
 
 #: Entry status -> badge kind (spec: Manifest Entry Fields, ``status``).
 STATUS_BADGES = {EntryStatus.ADDED: "added", EntryStatus.EXISTING: "existing",
@@ -38,8 +40,7 @@ STATUS_BADGES = {EntryStatus.ADDED: "added", EntryStatus.EXISTING: "existing",
 _BOUND_BYTES = 16
 
 
-def content_word(f: DataFile) -> str:
-    """What a content file is: data, position deletes, a deletion vector or equality deletes."""
+def _content_en(f: DataFile) -> str:
     if f.content == FileContent.DATA:
         return "Data file"
     if f.content == FileContent.EQUALITY_DELETES:
@@ -47,6 +48,16 @@ def content_word(f: DataFile) -> str:
     if f.is_deletion_vector:
         return "Deletion vector"
     return "Position delete file"
+
+
+def content_word(f: DataFile) -> str:
+    """What a content file is: data, position deletes, a deletion vector or equality deletes."""
+    return t(_content_en(f))
+
+
+def content_noun(f: DataFile) -> str:
+    """:func:`content_word` in lower case, inside a sentence (``data file``)."""
+    return t(_content_en(f).lower())
 
 
 def status_badge(status: Any) -> str:
@@ -70,7 +81,7 @@ def bound_hex(raw: bytes | None) -> str:
 def partition_text(partition: Sequence[Any], names: Sequence[str] | None = None) -> str:
     """A partition tuple as ``name=value, ...`` (positions when the names are unknown)."""
     if not partition:
-        return "unpartitioned"
+        return t("unpartitioned")
     parts = []
     for i, v in enumerate(partition):
         name = names[i] if names is not None and i < len(names) else None
@@ -92,24 +103,24 @@ def _kv_html(pairs: Sequence[tuple[str, str]]) -> str:
 
 def _manifest_pairs(m: ManifestFile) -> list[tuple[str, str]]:
     pairs = [
-        ("path", cut(m.manifest_path)),
-        ("content", "deletes" if m.content == ManifestContent.DELETES else "data"),
-        ("length", size(m.manifest_length)),
-        ("partition spec", str(m.partition_spec_id)),
-        ("sequence number", str(m.sequence_number)),
-        ("min sequence number", str(m.min_sequence_number)),
-        ("added snapshot", str(m.added_snapshot_id)),
-        ("files added / existing / deleted", " / ".join(
+        (t("path"), cut(m.manifest_path)),
+        (t("content"), "deletes" if m.content == ManifestContent.DELETES else "data"),
+        (t("length"), size(m.manifest_length)),
+        (t("partition spec"), str(m.partition_spec_id)),
+        (t("sequence number"), str(m.sequence_number)),
+        (t("min sequence number"), str(m.min_sequence_number)),
+        (t("added snapshot"), str(m.added_snapshot_id)),
+        (t("files added / existing / deleted"), " / ".join(
             count(x) for x in (m.added_files_count, m.existing_files_count,
                                m.deleted_files_count))),
-        ("rows added / existing / deleted", " / ".join(
+        (t("rows added / existing / deleted"), " / ".join(
             count(x) for x in (m.added_rows_count, m.existing_rows_count,
                                m.deleted_rows_count))),
     ]
     if m.first_row_id is not None:
-        pairs.append(("first row id", str(m.first_row_id)))
+        pairs.append((t("first row id"), str(m.first_row_id)))
     if m.key_metadata is not None:
-        pairs.append(("key metadata", f"{len(m.key_metadata)} bytes (encrypted)"))
+        pairs.append((t("key metadata"), t("{n} bytes (encrypted)", n=len(m.key_metadata))))
     return pairs
 
 
@@ -121,61 +132,68 @@ def _summary_rows(summaries: Sequence[FieldSummary]) -> list[list[str]]:
 _SUMMARY_HEADERS = ["field", "contains null", "contains NaN", "lower (hex)", "upper (hex)"]
 
 
+def _headers(names: Sequence[str]) -> list[str]:
+    return [t(x) for x in names]
+
+
 @register(ManifestFile)
 def _manifest_file(m: ManifestFile) -> Rendered:
     pairs = _manifest_pairs(m)
     limit = get_options().display_max_rows
     body = _kv_html(pairs)
-    text = [f"Manifest file {file_name(m.manifest_path)}", tx.kv(pairs, "  ")]
+    text = [f"{t('Manifest file')} {file_name(m.manifest_path)}", tx.kv(pairs, "  ")]
     if m.partitions:
         rows = _summary_rows(m.partitions)
-        body += h.section("Partition summaries", h.table(
-            _SUMMARY_HEADERS, [[h.esc(c) for c in r] for r in rows], limit=limit,
+        headers = _headers(_SUMMARY_HEADERS)
+        body += h.section(t("Partition summaries"), h.table(
+            headers, [[h.esc(c) for c in r] for r in rows], limit=limit,
             what="fields"), count=str(len(rows)))
-        text += ["  partition summaries:",
-                 tx.table(_SUMMARY_HEADERS, rows, limit=limit, what="fields", indent="    ")]
+        text += [f"  {t('partition summaries')}:",
+                 tx.table(headers, rows, limit=limit, what="fields", indent="    ")]
     kind = "deletes" if m.content == ManifestContent.DELETES else "data"
-    sub = h.badge(kind, "muted") + h.muted(f"added by snapshot {m.added_snapshot_id}")
-    return Rendered(h.card("Manifest file", file_name(m.manifest_path), sub, body),
+    sub = h.badge(kind, "muted") + h.muted(t("added by snapshot {id}", id=m.added_snapshot_id))
+    return Rendered(h.card(t("Manifest file"), file_name(m.manifest_path), sub, body),
                     "\n".join(text))
 
 
 @register(FieldSummary)
 def _field_summary(s: FieldSummary) -> Rendered:
-    pairs = [("contains null", str(s.contains_null)), ("contains NaN", _opt(s.contains_nan)),
-             ("lower bound (hex)", bound_hex(s.lower_bound)),
-             ("upper bound (hex)", bound_hex(s.upper_bound))]
-    return Rendered(h.card("Partition field summary", "", "", _kv_html(pairs)),
-                    "Partition field summary\n" + tx.kv(pairs, "  "))
+    pairs = [(t("contains null"), str(s.contains_null)),
+             (t("contains NaN"), _opt(s.contains_nan)),
+             (t("lower bound (hex)"), bound_hex(s.lower_bound)),
+             (t("upper bound (hex)"), bound_hex(s.upper_bound))]
+    return Rendered(h.card(t("Partition field summary"), "", "", _kv_html(pairs)),
+                    t("Partition field summary") + "\n" + tx.kv(pairs, "  "))
 
 
 # --------------------------------------------------------------------------- data file
 
 
 def _file_pairs(f: DataFile) -> list[tuple[str, str]]:
-    pairs = [("path", cut(f.file_path)), ("content", content_word(f).lower()),
-             ("format", f.file_format.name), ("partition spec", str(f.spec_id)),
-             ("partition", partition_text(f.partition)),
-             ("records", count(f.record_count)), ("size", size(f.file_size_in_bytes))]
+    pairs = [(t("path"), cut(f.file_path)), (t("content"), content_noun(f)),
+             (t("format"), f.file_format.name), (t("partition spec"), str(f.spec_id)),
+             (t("partition"), partition_text(f.partition)),
+             (t("records"), count(f.record_count)), (t("size"), size(f.file_size_in_bytes))]
     if f.data_sequence_number is not None:
-        pairs.append(("data sequence number", str(f.data_sequence_number)))
+        pairs.append((t("data sequence number"), str(f.data_sequence_number)))
     if f.equality_ids is not None:
-        pairs.append(("equality ids", ", ".join(map(str, f.equality_ids))))
+        pairs.append((t("equality ids"), ", ".join(map(str, f.equality_ids))))
     if f.referenced_data_file is not None:
-        pairs.append(("referenced data file", cut(f.referenced_data_file)))
+        pairs.append((t("referenced data file"), cut(f.referenced_data_file)))
     if f.content_offset is not None or f.content_size_in_bytes is not None:
-        pairs.append(("blob in Puffin file", f"offset {_opt(f.content_offset)}, "
-                      f"{size(f.content_size_in_bytes)}"))
+        pairs.append((t("blob in Puffin file"),
+                      t("offset {offset}, {size}", offset=_opt(f.content_offset),
+                        size=size(f.content_size_in_bytes))))
     if f.sort_order_id is not None:
-        pairs.append(("sort order", str(f.sort_order_id)))
+        pairs.append((t("sort order"), str(f.sort_order_id)))
     if f.first_row_id is not None:
-        pairs.append(("first row id", str(f.first_row_id)))
+        pairs.append((t("first row id"), str(f.first_row_id)))
     if f.split_offsets:
         head, n, tail = fold(f.split_offsets, 6)
         shown = [*map(str, head), *([hidden(n, "offsets")] if n else []), *map(str, tail)]
-        pairs.append(("split offsets", ", ".join(shown)))
+        pairs.append((t("split offsets"), ", ".join(shown)))
     if f.key_metadata is not None:
-        pairs.append(("key metadata", f"{len(f.key_metadata)} bytes (encrypted)"))
+        pairs.append((t("key metadata"), t("{n} bytes (encrypted)", n=len(f.key_metadata))))
     return pairs
 
 
@@ -208,11 +226,12 @@ def data_file_parts(f: DataFile) -> tuple[str, str]:
     text = [tx.kv(pairs, "  ")]
     rows = _stats_rows(f)
     if rows:
-        body += h.section("Column stats", h.table(
-            _STATS_HEADERS, [[h.esc(c) for c in r] for r in rows], limit=limit,
+        headers = _headers(_STATS_HEADERS)
+        body += h.section(t("Column stats"), h.table(
+            headers, [[h.esc(c) for c in r] for r in rows], limit=limit,
             what="columns"), count=str(len(rows)))
-        text += ["  column stats:",
-                 tx.table(_STATS_HEADERS, rows, limit=limit, what="columns", indent="    ")]
+        text += [f"  {t('column stats')}:",
+                 tx.table(headers, rows, limit=limit, what="columns", indent="    ")]
     return body, "\n".join(text)
 
 
@@ -220,7 +239,7 @@ def data_file_parts(f: DataFile) -> tuple[str, str]:
 def _data_file(f: DataFile) -> Rendered:
     body, text = data_file_parts(f)
     sub = h.badge(f.file_format.name, "muted") + h.muted(
-        f"{count(f.record_count)} records · {size(f.file_size_in_bytes)}")
+        t("{n} records", n=count(f.record_count)) + f" · {size(f.file_size_in_bytes)}")
     word = content_word(f)
     return Rendered(h.card(word, file_name(f.file_path), sub, body),
                     f"{word} {file_name(f.file_path)}\n{text}")
@@ -229,16 +248,18 @@ def _data_file(f: DataFile) -> Rendered:
 @register(ManifestEntry)
 def _manifest_entry(e: ManifestEntry) -> Rendered:
     status = e.status.name if isinstance(e.status, EntryStatus) else str(e.status)
-    pairs = [("status", status), ("snapshot", _opt(e.snapshot_id)),
-             ("data sequence number", _opt(e.sequence_number)),
-             ("file sequence number", _opt(e.file_sequence_number))]
+    pairs = [(t("status"), status), (t("snapshot"), _opt(e.snapshot_id)),
+             (t("data sequence number"), _opt(e.sequence_number)),
+             (t("file sequence number"), _opt(e.file_sequence_number))]
     fbody, ftext = data_file_parts(e.data_file)
     word = content_word(e.data_file)
+    noun = content_noun(e.data_file)
     body = _kv_html(pairs) + h.section(word, fbody, open=True)
-    sub = status_badge(e.status) + h.muted(word.lower())
-    text = (f"Manifest entry {status} {file_name(e.data_file.file_path)}\n"
-            f"{tx.kv(pairs, '  ')}\n  {word.lower()}:\n{tx.indent(ftext, '  ')}")
-    return Rendered(h.card("Manifest entry", file_name(e.data_file.file_path), sub, body), text)
+    sub = status_badge(e.status) + h.muted(noun)
+    text = (f"{t('Manifest entry')} {status} {file_name(e.data_file.file_path)}\n"
+            f"{tx.kv(pairs, '  ')}\n  {noun}:\n{tx.indent(ftext, '  ')}")
+    return Rendered(h.card(t("Manifest entry"), file_name(e.data_file.file_path), sub, body),
+                    text)
 
 
 # --------------------------------------------------------------------------- deletion vector
@@ -251,14 +272,15 @@ def _deletion_vector(dv: DeletionVector) -> Rendered:
     n = dv.cardinality
     shown = ", ".join(map(str, first)) + (", " + hidden(n - len(first), "positions")
                                           if n > len(first) else "")
-    pairs = [("deleted positions", count(n)), ("bitmaps (high 32 bits)", str(len(dv.bitmaps))),
-             ("first positions", shown or "-")]
+    pairs = [(t("deleted positions"), count(n)),
+             (t("bitmaps (high 32 bits)"), str(len(dv.bitmaps))),
+             (t("first positions"), shown or "-")]
     if n:
         last = int(dv.to_numpy()[-1])
-        pairs.append(("last position", str(last)))
-    title = f"{count(n)} deleted {'position' if n == 1 else 'positions'}"
-    return Rendered(h.card("Deletion vector", title, "", _kv_html(pairs)),
-                    "Deletion vector\n" + tx.kv(pairs, "  "))
+        pairs.append((t("last position"), str(last)))
+    title = t("{n} deleted position" if n == 1 else "{n} deleted positions", n=count(n))
+    return Rendered(h.card(t("Deletion vector"), title, "", _kv_html(pairs)),
+                    t("Deletion vector") + "\n" + tx.kv(pairs, "  "))
 
 
 # --------------------------------------------------------------------------- decoded manifest
@@ -267,16 +289,16 @@ def _deletion_vector(dv: DeletionVector) -> Rendered:
 @register(DecodedManifest)
 def _decoded(d: DecodedManifest) -> Rendered:
     is_list = d.partition_spec_id is None and d.format_version is None
-    kind = "Decoded manifest list" if is_list else "Decoded manifest"
-    t = d.table
-    pairs = [("rows", count(t.num_rows)), ("columns", str(t.num_columns)),
-             ("Arrow bytes", size(t.nbytes))]
+    kind = t("Decoded manifest list" if is_list else "Decoded manifest")
+    tbl = d.table
+    pairs = [(t("rows"), count(tbl.num_rows)), (t("columns"), str(tbl.num_columns)),
+             (t("Arrow bytes"), size(tbl.nbytes))]
     if not is_list:
-        pairs += [("partition spec", _opt(d.partition_spec_id)),
-                  ("format version", _opt(d.format_version))]
-    names = list(t.column_names)
+        pairs += [(t("partition spec"), _opt(d.partition_spec_id)),
+                  (t("format version"), _opt(d.format_version))]
+    names = list(tbl.column_names)
     head, n, tail = fold(names, get_options().display_max_fields)
     cols = [*head, *([hidden(n, "columns")] if n else []), *tail]
-    pairs.append(("column names", ", ".join(cols)))
-    title = f"{count(t.num_rows)} {'manifests' if is_list else 'entries'}"
+    pairs.append((t("column names"), ", ".join(cols)))
+    title = f"{count(tbl.num_rows)} {t('manifests' if is_list else 'entries')}"
     return Rendered(h.card(kind, title, "", _kv_html(pairs)), f"{kind}\n{tx.kv(pairs, '  ')}")

@@ -15,6 +15,7 @@ from icenb.display.kit.fmt import count, cut, file_name, fold, hidden, plural, s
 from icenb.display.manifest_repr import status_badge
 from icenb.display.registry import Rendered, register
 from icenb.io.root_manifest import ContentManifest, LeafManifest
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.spec.content_entry import ContentEntry, ContentType
 from icenb.spec.deletion_vector import deserialize_deletion_vector
@@ -29,9 +30,16 @@ _WORDS = {ContentType.DATA: "Data file", ContentType.POSITION_DELETE: "Deletion 
 _MAX_ORDINALS = 16
 
 
-def content_type_word(t: ContentType) -> str:
+def content_type_word(kind: ContentType) -> str:
     """What an entry of ``content_type`` is, in words."""
-    return _WORDS.get(t, f"content type {int(t)}")
+    word = _WORDS.get(kind)
+    return t(word) if word is not None else t("content type {n}", n=int(kind))
+
+
+def _content_type_noun(kind: ContentType) -> str:
+    """:func:`content_type_word` in lower case, inside a sentence."""
+    word = _WORDS.get(kind)
+    return t(word.lower()) if word is not None else t("content type {n}", n=int(kind))
 
 
 def dv_ordinals_text(e: ContentEntry, limit: int = _MAX_ORDINALS) -> str:
@@ -41,14 +49,16 @@ def dv_ordinals_text(e: ContentEntry, limit: int = _MAX_ORDINALS) -> str:
     if dv is None:
         return ""
     if dv.inline_content is None:
-        return f"in {cut(file_name(e.location))} at {count(dv.offset)} ({size(dv.size_in_bytes)})"
+        return t("in {file} at {offset} ({size})", file=cut(file_name(e.location)),
+                 offset=count(dv.offset), size=size(dv.size_in_bytes))
     try:
         values = deserialize_deletion_vector(dv.inline_content).to_numpy()
     except Exception as err:  # a corrupt blob is shown, never raised
-        return f"inline, unreadable ({type(err).__name__})"
+        return t("inline, unreadable ({error})", error=type(err).__name__)
     shown = [f"#{int(v)}" for v in values[:limit]]
     more = len(values) - len(shown)
-    return "inline: " + ", ".join(shown) + (f", +{more:,} more" if more > 0 else "")
+    return (t("inline: ") + ", ".join(shown)
+            + (", " + t("+{n:,} more", n=more) if more > 0 else ""))
 
 
 def _entry_facts(e: ContentEntry) -> list[tuple[str, str]]:
@@ -60,10 +70,10 @@ def _entry_facts(e: ContentEntry) -> list[tuple[str, str]]:
             ("partition_spec_id", str(e.partition_spec_id)),
             ("record_count", count(e.record_count)),
             ("file_size_in_bytes", size(e.file_size_in_bytes)),
-            ("snapshot_id", "inherited" if vi.snapshot_id is None else str(vi.snapshot_id)),
-            ("sequence_number", "inherited" if vi.sequence_number is None
+            ("snapshot_id", t("inherited") if vi.snapshot_id is None else str(vi.snapshot_id)),
+            ("sequence_number", t("inherited") if vi.sequence_number is None
              else str(vi.sequence_number)),
-            ("file_sequence_number", "inherited" if vi.file_sequence_number is None
+            ("file_sequence_number", t("inherited") if vi.file_sequence_number is None
              else str(vi.file_sequence_number))]
     if e.referenced_file is not None:
         rows.append(("referenced_file", cut(e.referenced_file)))
@@ -72,10 +82,12 @@ def _entry_facts(e: ContentEntry) -> list[tuple[str, str]]:
     ms = e.manifest_stats
     if ms is not None:
         rows.append(("manifest_stats",
-                     f"files {ms.added_files_count} added / {ms.existing_files_count} existing "
-                     f"/ {ms.deleted_files_count} deleted; rows {ms.added_rows_count:,} / "
-                     f"{ms.existing_rows_count:,} / {ms.deleted_rows_count:,}; "
-                     f"min seq {ms.min_sequence_number}"))
+                     t("files {added} added / {existing} existing / {deleted} deleted; rows "
+                       "{added_rows:,} / {existing_rows:,} / {deleted_rows:,}; min seq {seq}",
+                       added=ms.added_files_count, existing=ms.existing_files_count,
+                       deleted=ms.deleted_files_count, added_rows=ms.added_rows_count,
+                       existing_rows=ms.existing_rows_count, deleted_rows=ms.deleted_rows_count,
+                       seq=ms.min_sequence_number)))
     cs = e.content_stats
     if cs is not None:
         parts = []
@@ -87,7 +99,7 @@ def _entry_facts(e: ContentEntry) -> list[tuple[str, str]]:
             parts.append(plural(len(cs.lower_bounds), "lower bound"))
         if cs.partitions is not None:
             parts.append(plural(len(cs.partitions), "partition summary", "partition summaries"))
-        rows.append(("content_stats", ", ".join(parts) or "empty"))
+        rows.append(("content_stats", ", ".join(parts) or t("empty")))
     if e.first_row_id is not None:
         rows.append(("first_row_id", f"{e.first_row_id:,}"))
     if e.sort_order_id is not None:
@@ -104,10 +116,10 @@ def _entry_facts(e: ContentEntry) -> list[tuple[str, str]]:
 @register(ContentEntry)
 def _render_entry(e: ContentEntry) -> Rendered:
     facts = _entry_facts(e)
-    text = (f"v4 content entry: {content_type_word(e.content_type)} "
+    text = (f"{t('v4 content entry')}: {content_type_word(e.content_type)} "
             f"{e.status.name} {cut(file_name(e.location))}\n" + tx.kv(facts, indent="  "))
     body = h.kv((k, h.esc(v)) for k, v in facts)
-    return Rendered(h.card("v4 content entry", cut(file_name(e.location)),
+    return Rendered(h.card(t("v4 content entry"), cut(file_name(e.location)),
                            status_badge(e.status) + h.muted(
                                " " + content_type_word(e.content_type)), body), text)
 
@@ -116,7 +128,7 @@ def _type_counts(entries: Sequence[ContentEntry]) -> str:
     counts: dict[ContentType, int] = {}
     for e in entries:
         counts[e.content_type] = counts.get(e.content_type, 0) + 1
-    return ", ".join(f"{n} {content_type_word(t).lower()}" for t, n in sorted(counts.items()))
+    return ", ".join(f"{n} {_content_type_noun(k)}" for k, n in sorted(counts.items()))
 
 
 _Numbered = list[tuple[int, ContentEntry]]
@@ -132,7 +144,7 @@ def _entry_cells(i: int, e: ContentEntry, removed: bool) -> list[str]:
     name = h.code(cut(file_name(what or "")))
     if removed:
         name = f"<s>{name}</s>"
-    return [h.esc(f"#{i}"), status_badge(e.status) + (h.badge("removed by DV", "deleted")
+    return [h.esc(f"#{i}"), status_badge(e.status) + (h.badge(t("removed by DV"), "deleted")
                                                       if removed else ""),
             h.esc(content_type_word(e.content_type)), name, h.esc(count(e.record_count)),
             h.esc(size(e.file_size_in_bytes))]
@@ -140,8 +152,8 @@ def _entry_cells(i: int, e: ContentEntry, removed: bool) -> list[str]:
 
 def _entry_line(i: int, e: ContentEntry, removed: bool) -> list[str]:
     what = e.referenced_file if e.content_type == ContentType.MANIFEST_DV else e.location
-    return [f"#{i}", e.status.name + (" (removed by DV)" if removed else ""),
-            content_type_word(e.content_type).lower(), cut(file_name(what or "")),
+    return [f"#{i}", e.status.name + (f" ({t('removed by DV')})" if removed else ""),
+            _content_type_noun(e.content_type), cut(file_name(what or "")),
             count(e.record_count), size(e.file_size_in_bytes)]
 
 
@@ -159,17 +171,18 @@ def _manifest_parts(location: str, kind: str, entries: Sequence[ContentEntry], l
         text_rows.append([hidden(n, "entries"), "", "", "", "", ""])
     html_rows += [_entry_cells(i, e, i in removed) for i, e in tail]
     text_rows += [_entry_line(i, e, i in removed) for i, e in tail]
-    facts = [("location", cut(location)), ("content", kind), ("size", size(length)),
-             ("entries", f"{len(entries):,}" + (f" ({_type_counts(entries)})" if entries
-                                                 else "")), *extra]
-    html = h.kv((k, h.esc(v)) for k, v in facts) + h.table(_HEADERS, html_rows)
-    text = tx.kv(facts, indent="  ") + "\n" + tx.table(_HEADERS, text_rows, indent="  ")
+    facts = [(t("location"), cut(location)), (t("content"), kind), (t("size"), size(length)),
+             (t("entries"), f"{len(entries):,}" + (f" ({_type_counts(entries)})" if entries
+                                                    else "")), *extra]
+    headers = [t(x) for x in _HEADERS]
+    html = h.kv((k, h.esc(v)) for k, v in facts) + h.table(headers, html_rows)
+    text = tx.kv(facts, indent="  ") + "\n" + tx.table(headers, text_rows, indent="  ")
     return html, text
 
 
 @register(ContentManifest, text_repr=True)
 def _render_manifest(m: ContentManifest) -> Rendered:
-    word = "root manifest" if m.kind.value == "root" else f"{m.kind.value} manifest"
+    word = t("root manifest" if m.kind.value == "root" else f"{m.kind.value} manifest")
     html, text = _manifest_parts(m.location, m.kind.value, m.entries, m.length, frozenset(), [])
     return Rendered(h.card(f"v4 {word}", cut(file_name(m.location)),
                            h.muted(plural(len(m.entries), "entry", "entries")), html),
@@ -182,13 +195,13 @@ def _render_leaf(leaf: LeafManifest) -> Rendered:
     removed = frozenset(int(v) for v in leaf.deleted.to_numpy()) if leaf.deleted else frozenset()
     shown = sorted(removed)[:_MAX_ORDINALS]
     more = len(removed) - len(shown)
-    dv = ("none" if not removed else ", ".join(f"#{v}" for v in shown)
-          + (f", +{more:,} more" if more > 0 else ""))
-    extra = [("root entry", f"{leaf.root_entry.status.name} "
-                            f"{content_type_word(leaf.root_entry.content_type).lower()}"),
-             ("removed by its manifest DV", dv),
-             ("live entries", f"{len(leaf.live_entries()):,}")]
+    dv = (t("none") if not removed else ", ".join(f"#{v}" for v in shown)
+          + (", " + t("+{n:,} more", n=more) if more > 0 else ""))
+    extra = [(t("root entry"), f"{leaf.root_entry.status.name} "
+                               f"{_content_type_noun(leaf.root_entry.content_type)}"),
+             (t("removed by its manifest DV"), dv),
+             (t("live entries"), f"{len(leaf.live_entries()):,}")]
     html, text = _manifest_parts(m.location, m.kind.value, m.entries, m.length, removed, extra)
-    return Rendered(h.card("v4 leaf manifest", cut(file_name(m.location)),
-                           h.muted(f"{len(removed):,} removed by manifest DV"), html),
-                    f"v4 leaf manifest {cut(file_name(m.location))}\n{text}")
+    return Rendered(h.card(t("v4 leaf manifest"), cut(file_name(m.location)),
+                           h.muted(t("{n:,} removed by manifest DV", n=len(removed))), html),
+                    f"{t('v4 leaf manifest')} {cut(file_name(m.location))}\n{text}")

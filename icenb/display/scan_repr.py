@@ -18,6 +18,7 @@ from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register, render
 from icenb.display.table_repr import folded_table
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.spec.expressions import AlwaysTrue
 from icenb.spec.manifest import DataFile, FileContent, FileScanTask
@@ -58,7 +59,7 @@ def residual_text(residual: Any) -> str:
     if residual is True:
         return "-"
     if residual is False:
-        return "false (no row matches)"
+        return t("false (no row matches)")
     return str(residual)
 
 
@@ -69,7 +70,7 @@ def _deletes_summary(deletes: Sequence[DataFile]) -> str:
     for d in deletes:
         kind = delete_kind(d)
         counts[kind] = counts.get(kind, 0) + 1
-    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    return ", ".join(f"{n} {t(k)}" for k, n in sorted(counts.items()))
 
 
 # --------------------------------------------------------------------------- Scan
@@ -79,29 +80,32 @@ def _deletes_summary(deletes: Sequence[DataFile]) -> str:
 def _scan(s: Scan) -> Rendered:
     """What a scan will read, without planning it (no I/O)."""
     md = s.metadata
-    cols = "all columns" if s.columns is None else ", ".join(s.columns)
+    cols = t("all columns") if s.columns is None else ", ".join(s.columns)
     snap = s.snapshot_id
-    snap_text = "none (empty table: reads no file)" if snap is None else str(snap)
+    snap_text = t("none (empty table: reads no file)") if snap is None else str(snap)
     refs = sorted(n for n, r in md.refs.items() if snap is not None and r.snapshot_id == snap)
     if refs:
         snap_text += f" ({', '.join(refs)})"
-    flt = "none (all rows)" if isinstance(s.row_filter, AlwaysTrue) else str(s.row_filter)
+    flt = t("none (all rows)") if isinstance(s.row_filter, AlwaysTrue) else str(s.row_filter)
     pairs = [
         ("snapshot", snap_text),
         ("filter", flt),
         ("columns", cols),
-        ("case sensitive", "yes" if s.case_sensitive else "no"),
-        ("schema", f"schema {s.table_schema.schema_id} · "
-                   f"{fmt.plural(len(s.schema.fields), 'column')} projected"),
+        ("case sensitive", t("yes") if s.case_sensitive else t("no")),
+        ("schema", t("schema {id}", id=s.table_schema.schema_id) + " · "
+         + t("{columns} projected", columns=fmt.plural(len(s.schema.fields), 'column'))),
     ]
-    hint = "s.plan() lists the files to read; s.to_arrow() / s.to_pandas() read them"
-    body = (h.kv((k, h.code(v) if k in ("filter", "snapshot") else h.esc(v)) for k, v in pairs)
-            + h.section("Projected schema", render(s.schema).html)
+    hint = t("s.plan() lists the files to read; s.to_arrow() / s.to_pandas() read them")
+    body = (h.kv((t(k), h.code(v) if k in ("filter", "snapshot") else h.esc(v))
+                 for k, v in pairs)
+            + h.section(t("Projected schema"), render(s.schema).html)
             + f"<div>{h.muted(hint)}</div>")
     title = fmt.file_name(md.location) or md.location
-    html = h.card("Scan", title, h.esc(f"snapshot {snap}" if snap is not None else "empty"),
-                  body)
-    text = f"Scan of {md.location}\n{tx.kv(pairs, indent='  ')}\n  ({hint})"
+    html = h.card(t("Scan"), title, h.esc(t("snapshot {id}", id=snap) if snap is not None
+                                          else t("empty")), body)
+    shown = [(t(k), v) for k, v in pairs]
+    text = (t("Scan of {location}", location=md.location)
+            + f"\n{tx.kv(shown, indent='  ')}\n  ({hint})")
     return Rendered(html, text)
 
 
@@ -139,15 +143,20 @@ def _scan_plan(plan: ScanPlan) -> Rendered:
     records = _sum(plan.data_entries, "record_count")
     size = _sum(plan.data_entries, "file_size_in_bytes")
     pairs = [
-        ("snapshot", "none (empty table)" if plan.snapshot_id is None else str(plan.snapshot_id)),
-        ("filter", "none (all rows)" if isinstance(plan.row_filter, AlwaysTrue)
+        (t("snapshot"), t("none (empty table)") if plan.snapshot_id is None
+         else str(plan.snapshot_id)),
+        (t("filter"), t("none (all rows)") if isinstance(plan.row_filter, AlwaysTrue)
          else str(plan.row_filter)),
-        ("tasks (data files)", f"{n:,} of {plan.files_considered:,} considered"),
-        ("records / size", f"{fmt.count(records)} rows · {fmt.size(size)} (before deletes)"),
-        ("delete files", f"{n_deletes:,} live of {plan.delete_files_considered:,} considered"
-                         f" · {applied:,} applications to data files"),
-        ("manifests", f"{plan.manifests_read:,} read of {plan.manifests_total:,}"
-                      f" ({plan.manifests_skipped:,} skipped)"),
+        (t("tasks (data files)"), t("{n:,} of {total:,} considered", n=n,
+                                    total=plan.files_considered)),
+        (t("records / size"), t("{rows} rows · {size} (before deletes)",
+                                rows=fmt.count(records), size=fmt.size(size))),
+        (t("delete files"), t("{n:,} live of {total:,} considered · {applied:,} applications "
+                              "to data files", n=n_deletes, total=plan.delete_files_considered,
+                              applied=applied)),
+        (t("manifests"), t("{read:,} read of {total:,} ({skipped:,} skipped)",
+                           read=plan.manifests_read, total=plan.manifests_total,
+                           skipped=plan.manifests_skipped)),
     ]
     limit = get_options().display_max_rows
     head_idx, n_hidden, tail_idx = fmt.fold(range(n), limit)
@@ -158,9 +167,10 @@ def _scan_plan(plan: ScanPlan) -> Rendered:
         try:
             tasks = list(plan.take(shown).tasks)
         except Exception as e:  # partial plan (unknown spec id ...): counts still shown
-            problem = f"tasks cannot be built: {type(e).__name__}: {e}"
-    headers = ["data file", "partition", "records", "size", "deletes applied", "residual"]
-    rows = [_task_row(t) for t in tasks]
+            problem = t("tasks cannot be built: {error}", error=f"{type(e).__name__}: {e}")
+    headers = [t("data file"), t("partition"), t("records"), t("size"), t("deletes applied"),
+               t("residual")]
+    rows = [_task_row(task) for task in tasks]
     k = len(head_idx)
     task_html = folded_table(headers, [r[0] for r in rows[:k]], n_hidden,
                              [r[0] for r in rows[k:]], "tasks", text=False)
@@ -170,15 +180,15 @@ def _scan_plan(plan: ScanPlan) -> Rendered:
     if problem:
         body += h.error(problem)
     elif n:
-        body += h.section("Tasks", task_html, count=str(n))
+        body += h.section(t("Tasks"), task_html, count=str(n))
     subtitle = f"{fmt.plural(n, 'task')} · {fmt.plural(n_deletes, 'delete file')}"
-    title = "empty" if plan.snapshot_id is None else f"snapshot {plan.snapshot_id}"
-    html = h.card("Scan plan", title, h.esc(subtitle), body)
-    text = f"Scan plan ({subtitle})\n{tx.kv(pairs, indent='  ')}"
+    title = t("empty") if plan.snapshot_id is None else t("snapshot {id}", id=plan.snapshot_id)
+    html = h.card(t("Scan plan"), title, h.esc(subtitle), body)
+    text = f"{t('Scan plan')} ({subtitle})\n{tx.kv(pairs, indent='  ')}"
     if problem:
         text += f"\n  {problem}"
     elif n:
-        text += "\n  Tasks:\n" + tx.indent(task_text, "  ")
+        text += f"\n  {t('Tasks')}:\n" + tx.indent(task_text, "  ")
     return Rendered(html, text)
 
 
@@ -190,14 +200,14 @@ def _file_scan_task(task: FileScanTask) -> Rendered:
     """One data file to read, its deletes and residual filter (spec: Appendix C)."""
     f = task.data_file
     whole = task.is_whole_file
-    byte_range = "whole file" if whole else (
-        f"bytes {task.start:,} to "
-        f"{(task.start + task.length) if task.length is not None else f.file_size_in_bytes:,}")
+    end = (task.start + task.length) if task.length is not None else f.file_size_in_bytes
+    byte_range = t("whole file") if whole else t("bytes {start:,} to {end:,}", start=task.start,
+                                                 end=end)
     pairs = [
         ("data file", f.file_path),
         ("format", str(f.file_format.value).upper()),
         ("partition", f"{partition_text(task.spec, task.schema, f.partition)}"
-                      f" (spec {task.spec.spec_id})"),
+                      f" ({t('spec {id}', id=task.spec.spec_id)})"),
         ("records", fmt.count(f.record_count)),
         ("size", fmt.size(f.file_size_in_bytes)),
         ("range", byte_range),
@@ -209,27 +219,27 @@ def _file_scan_task(task: FileScanTask) -> Rendered:
     def row(d: DataFile) -> tuple[list[str], list[str]]:
         kind = delete_kind(d)
         badge_kind = "warn" if kind == "equality" else "deleted"
-        return ([h.badge(kind, badge_kind), f"<code>{h.esc(d.file_path, 2000)}</code>",
+        return ([h.badge(t(kind), badge_kind), f"<code>{h.esc(d.file_path, 2000)}</code>",
                  h.esc(fmt.count(d.record_count))],
-                [kind, fmt.cut(d.file_path), fmt.count(d.record_count)])
+                [t(kind), fmt.cut(d.file_path), fmt.count(d.record_count)])
 
     deletes = list(task.delete_files)
     head, n_hidden, tail = fmt.fold(deletes, get_options().display_max_rows)
     hr = [row(d) for d in [*head, *tail]]
-    headers = ["kind", "delete file", "records"]
+    headers = [t("kind"), t("delete file"), t("records")]
     k = len(head)
-    body = h.kv((key, f"<code>{h.esc(v, 2000)}</code>" if key == "data file"
+    body = h.kv((t(key), f"<code>{h.esc(v, 2000)}</code>" if key == "data file"
                  else h.code(v) if key == "residual filter" else h.esc(v)) for key, v in pairs)
-    body += h.section("Delete files", folded_table(
+    body += h.section(t("Delete files"), folded_table(
         headers, [r[0] for r in hr[:k]], n_hidden, [r[0] for r in hr[k:]], "delete files",
-        text=False) if deletes else h.muted("none"), open=bool(deletes),
+        text=False) if deletes else h.muted(t("none")), open=bool(deletes),
         count=f"{len(deletes):,}")
-    html = h.card("File scan task", fmt.file_name(f.file_path),
-                  h.esc(f"{fmt.count(f.record_count)} rows · "
-                        f"{fmt.plural(len(deletes), 'delete file')}"), body)
-    text = "File scan task\n" + tx.kv(pairs, indent="  ")
+    html = h.card(t("File scan task"), fmt.file_name(f.file_path),
+                  h.esc(t("{n} rows", n=fmt.count(f.record_count)) + " · "
+                        + fmt.plural(len(deletes), 'delete file')), body)
+    text = t("File scan task") + "\n" + tx.kv([(t(k), v) for k, v in pairs], indent="  ")
     if deletes:
-        text += "\n  delete files:\n" + tx.indent(folded_table(
+        text += f"\n  {t('delete files')}:\n" + tx.indent(folded_table(
             headers, [r[1] for r in hr[:k]], n_hidden, [r[1] for r in hr[k:]],
             "delete files", text=True), "  ")
     return Rendered(html, text)

@@ -16,6 +16,7 @@ from icenb.display.kit import fmt
 from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.reprs import safe_repr
 from icenb.spec.partition_spec import PartitionField, PartitionSpec
@@ -59,14 +60,14 @@ def type_name(t: IcebergType) -> str:
 
 
 @register(IcebergType)
-def type_repr(t: IcebergType) -> Rendered:
+def type_repr(typ: IcebergType) -> Rendered:
     """A type as one line (spec: Schemas and Data Types); nested types as a field tree."""
-    if isinstance(t, NestedType) and t.fields:
-        rows, n_hidden, total = _tree(t.fields, frozenset())
+    if isinstance(typ, NestedType) and typ.fields:
+        rows, n_hidden, total = _tree(typ.fields, frozenset())
         body = _fields_html(rows, n_hidden)
-        return Rendered(h.card("Type", type_name(t), h.muted(fmt.plural(total, "field")), body),
-                        str(t))
-    return Rendered(h.code(str(t)), str(t))
+        return Rendered(h.card(t("Type"), type_name(typ), h.muted(fmt.plural(total, "field")),
+                               body), str(typ))
+    return Rendered(h.code(str(typ)), str(typ))
 
 
 # --------------------------------------------------------------------------- fields
@@ -143,20 +144,20 @@ def _fields_html(rows: list[FieldRow], n_hidden: int) -> str:
     with_defaults = any(r.field.initial_default is not None or r.field.write_default is not None
                         for r in rows)
     with_docs = any(r.field.doc for r in rows)
-    headers = ["id", "name", "type", ""]
+    headers = [t("id"), t("name"), t("type"), ""]
     if with_defaults:
-        headers.append("defaults")
+        headers.append(t("defaults"))
     if with_docs:
-        headers.append("doc")
+        headers.append(t("doc"))
     cells: list[list[str]] = []
     for r in rows:
         f = r.field
         pad = "&#160;&#160;&#160;" * r.depth
         marker = "└ " if r.depth else ""
         name = f"{pad}{h.muted(marker) if marker else ''}{h.code(f.name)}"
-        req = "required" if f.required else h.muted("optional")
+        req = t("required") if f.required else h.muted(t("optional"))
         if r.identifier:
-            req += " " + h.badge("identifier", "info")
+            req += " " + h.badge(t("identifier"), "info")
         row = [h.esc(f.field_id), name, h.code(type_name(f.field_type)), req]
         if with_defaults:
             row.append(h.esc(_defaults_text(f)))
@@ -172,20 +173,20 @@ def _fields_text(rows: list[FieldRow], n_hidden: int) -> str:
         f = r.field
         extra = []
         if r.identifier:
-            extra.append("[identifier]")
+            extra.append("[" + t("identifier") + "]")
         d = _defaults_text(f)
         if d:
             extra.append(d)
         if f.doc:
             extra.append(f"-- {fmt.cut(f.doc)}")
         lines.append([str(f.field_id), "  " * r.depth + f.name, type_name(f.field_type),
-                      "required" if f.required else "optional", "  ".join(extra)])
+                      t("required") if f.required else t("optional"), "  ".join(extra)])
     id_w = max((len(x[0]) for x in lines), default=0)
-    widths = [max((len(x[i]) for x in lines), default=0) for i in range(1, 4)]
+    widths = [max((tx.width(x[i]) for x in lines), default=0) for i in range(1, 4)]
 
     def line(x: list[str]) -> str:
-        cols = [x[0].rjust(id_w + 1), *(c.ljust(w) for c, w in zip(x[1:4], widths, strict=True)),
-                x[4]]
+        cols = [x[0].rjust(id_w + 1),
+                *(tx.pad(c, w) for c, w in zip(x[1:4], widths, strict=True)), x[4]]
         return "  ".join(cols).rstrip()
 
     head_n = len(lines) - len(lines) // 2 if n_hidden else len(lines)
@@ -207,7 +208,8 @@ def nested_field_repr(f: NestedField) -> Rendered:
 
 
 def _identifier_names(schema: Schema) -> tuple[str, ...]:
-    return tuple(schema.column_name(i) or f"id {i}" for i in schema.identifier_field_ids)
+    return tuple(schema.column_name(i) or t("id {id}", id=i)
+                 for i in schema.identifier_field_ids)
 
 
 @register(Schema, text_repr=True)
@@ -215,16 +217,17 @@ def schema_repr(schema: Schema) -> Rendered:
     """A schema as an indented field tree (spec: Schemas; identifier fields marked)."""
     rows, n_hidden, total = field_rows(schema)
     names = _identifier_names(schema)
-    ident = f" (identifier: {', '.join(names)})" if names else ""
+    ident = f" ({t('identifier')}: {', '.join(names)})" if names else ""
     top = len(schema.fields)
     sub_parts = [fmt.plural(top, "column")]
     if total != top:
-        sub_parts.append(fmt.plural(total, "field") + " with nested")
+        sub_parts.append(t("{fields} with nested", fields=fmt.plural(total, "field")))
     if names:
-        sub_parts.append("identifier: " + ", ".join(names))
-    html = h.card("Schema", f"schema {schema.schema_id}", h.esc(" · ".join(sub_parts)),
-                  _fields_html(rows, n_hidden) if rows else h.muted("no columns"))
-    text = f"Schema {schema.schema_id}{ident}"
+        sub_parts.append(t("identifier") + ": " + ", ".join(names))
+    html = h.card(t("Schema"), t("schema {id}", id=schema.schema_id),
+                  h.esc(" · ".join(sub_parts)),
+                  _fields_html(rows, n_hidden) if rows else h.muted(t("no columns")))
+    text = f"{t('Schema')} {schema.schema_id}{ident}"
     if rows:
         text += "\n" + _fields_text(rows, n_hidden)
     return Rendered(html, text)
@@ -243,8 +246,8 @@ def _source(ids: Sequence[int], schema: Schema | None) -> tuple[str, str]:
             continue
         name = schema.column_name(i)
         if name is None:
-            html_parts.append(f"{h.esc(i)} {h.badge('not in schema', 'warn')}")
-            text_parts.append(f"{i} (not in schema)")
+            html_parts.append(f"{h.esc(i)} {h.badge(t('not in schema'), 'warn')}")
+            text_parts.append(f"{i} ({t('not in schema')})")
         else:
             html_parts.append(f"{h.code(name)} {h.muted(f'({i})')}")
             text_parts.append(f"{name} ({i})")
@@ -270,16 +273,17 @@ def spec_fragment(spec: PartitionSpec, schema: Schema | None = None) -> Rendered
     Spec: Partitioning. A spec with no fields, or only ``void`` fields (v1 drops), is shown as
     unpartitioned.
     """
-    title = f"spec {spec.spec_id}"
+    title = t("spec {id}", id=spec.spec_id)
     if not spec.fields:
-        return Rendered(f"{h.muted(title + ':')} {h.badge('unpartitioned', 'muted')}",
-                        f"{title}: unpartitioned")
+        return Rendered(f"{h.muted(title + ':')} {h.badge(t('unpartitioned'), 'muted')}",
+                        f"{title}: {t('unpartitioned')}")
     html_rows, text_rows, n_hidden = _spec_rows(spec, schema)
-    headers = ["field id", "name", "transform", "source"]
-    note = " " + h.badge("unpartitioned", "muted") if spec.is_unpartitioned else ""
+    headers = [t("field id"), t("name"), t("transform"), t("source")]
+    note = " " + h.badge(t("unpartitioned"), "muted") if spec.is_unpartitioned else ""
     html = f"{h.muted(title)}{note}" + fold_html(headers, html_rows, n_hidden,
                                                      "partition fields")
-    head_line = title + (" (unpartitioned: all fields void)" if spec.is_unpartitioned else "")
+    head_line = title + (" (" + t("unpartitioned: all fields void") + ")"
+                         if spec.is_unpartitioned else "")
     text = head_line + "\n" + fold_text(headers, text_rows, n_hidden, "partition fields")
     return Rendered(html, text)
 
@@ -310,7 +314,8 @@ def fold_text(headers: list[str], rows: list[list[str]], n_hidden: int, what: st
 def partition_spec_repr(spec: PartitionSpec) -> Rendered:
     """A partition spec alone (source ids; the table card resolves names with its schema)."""
     r = spec_fragment(spec, None)
-    return Rendered(h.card("Partition spec", f"spec {spec.spec_id}", "", r.html), r.text)
+    return Rendered(h.card(t("Partition spec"), t("spec {id}", id=spec.spec_id), "", r.html),
+                    r.text)
 
 
 @register(PartitionField)
@@ -326,9 +331,9 @@ def partition_field_repr(f: PartitionField) -> Rendered:
 
 
 def _sort_field_text(f: SortField, src: str) -> str:
-    nulls = "nulls first" if f.null_order is NullOrder.NULLS_FIRST else "nulls last"
-    t = str(f.transform)
-    expr = src if t == "identity" else f"{t}({src})"
+    nulls = t("nulls first") if f.null_order is NullOrder.NULLS_FIRST else t("nulls last")
+    name = str(f.transform)
+    expr = src if name == "identity" else f"{name}({src})"
     return f"{expr} {f.direction.value} {nulls}"
 
 
@@ -337,20 +342,19 @@ def sort_order_fragment(order: SortOrder, schema: Schema | None = None) -> Rende
 
     Spec: Sorting. Order id 0 with no fields is the unsorted order.
     """
-    title = f"sort order {order.order_id}"
+    title = t("sort order {id}", id=order.order_id)
     if order.is_unsorted:
-        return Rendered(f"{h.muted(title + ':')} {h.badge('unsorted', 'muted')}",
-                        f"{title}: unsorted")
+        return Rendered(f"{h.muted(title + ':')} {h.badge(t('unsorted'), 'muted')}",
+                        f"{title}: {t('unsorted')}")
     limit = get_options().display_max_rows
     head, n_hidden, tail = fmt.fold(order.fields, limit)
     html_rows, text_rows = [], []
     for f in (*head, *tail):
         src_h, src_t = _source(f.source_ids, schema)
-        html_rows.append([h.code(f.transform), src_h, h.esc(f.direction.value),
-                          h.esc(f.null_order.value.replace("-", " "))])
-        text_rows.append([str(f.transform), src_t, f.direction.value,
-                          f.null_order.value.replace("-", " ")])
-    headers = ["transform", "source", "direction", "nulls"]
+        nulls = t(f.null_order.value.replace("-", " "))
+        html_rows.append([h.code(f.transform), src_h, h.esc(f.direction.value), h.esc(nulls)])
+        text_rows.append([str(f.transform), src_t, f.direction.value, nulls])
+    headers = [t("transform"), t("source"), t("direction"), t("nulls")]
     html = h.muted(title) + fold_html(headers, html_rows, n_hidden, "sort fields")
     text = title + "\n" + fold_text(headers, text_rows, n_hidden, "sort fields")
     return Rendered(html, text)
@@ -360,7 +364,8 @@ def sort_order_fragment(order: SortOrder, schema: Schema | None = None) -> Rende
 def sort_order_repr(order: SortOrder) -> Rendered:
     """A sort order alone (source ids; the table card resolves names with its schema)."""
     r = sort_order_fragment(order, None)
-    return Rendered(h.card("Sort order", f"sort order {order.order_id}", "", r.html), r.text)
+    return Rendered(h.card(t("Sort order"), t("sort order {id}", id=order.order_id), "", r.html),
+                    r.text)
 
 
 @register(SortField)

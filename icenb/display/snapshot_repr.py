@@ -17,6 +17,7 @@ from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register, render
 from icenb.display.schema_repr import fold_html, fold_text, sort_order_fragment, spec_fragment
 from icenb.errors import IcebergError
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.spec.snapshot import (
     ADDED_DATA_FILES,
@@ -99,7 +100,7 @@ _OP_KIND = {"append": "added", "overwrite": "warn", "delete": "deleted", "replac
 def operation_badge(operation: Any) -> str:
     """A colored badge for a snapshot operation (spec: Snapshots, ``operation``)."""
     if operation is None:
-        return h.badge("no summary", "muted")
+        return h.badge(t("no summary"), "muted")
     op = str(operation)
     return h.badge(op, _OP_KIND.get(op, "muted"))
 
@@ -113,8 +114,8 @@ def _duration(ms: int) -> str:
     """Milliseconds as the largest whole unit that divides them (``7d``, ``36h``, ``90s``)."""
     for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
         if ms % size == 0:
-            return f"{ms // size:,}{unit}"
-    return f"{ms:,}ms"
+            return t("{n}" + unit, n=f"{ms // size:,}")
+    return t("{n}ms", n=f"{ms:,}")
 
 
 def retention_text(ref: SnapshotRef) -> str:
@@ -149,7 +150,7 @@ def summary_fragment(summary: Mapping[str, str] | None) -> Rendered:
     in binary units) and anything unparsable is shown as written.
     """
     if summary is None:
-        return Rendered(h.muted("no summary"), "no summary")
+        return Rendered(h.muted(t("no summary")), t("no summary"))
     props = summary.properties if isinstance(summary, Summary) else \
         {k: v for k, v in summary.items() if k != "operation"}
     op = summary.operation if isinstance(summary, Summary) else summary.get("operation")
@@ -158,21 +159,22 @@ def summary_fragment(summary: Mapping[str, str] | None) -> Rendered:
         vals = [props.get(k) if k else None for k in (add, rem, tot)]
         if all(v is None for v in vals):
             continue
-        grouped.append([label, *(_num(v, is_size) for v in vals)])
+        grouped.append([t(label), *(_num(v, is_size) for v in vals)])
     others = [(k, v) for k, v in props.items() if k not in _GROUPED]
     limit = get_options().display_max_rows
     head, n_hidden, tail = fmt.fold(others, limit)
     shown = [*head, *tail]
-    headers = ["", "added", "removed", "total"]
-    parts_html = [f"{h.muted('operation')} {operation_badge(op)}"]
-    parts_text = [f"operation: {op if op is not None else '-'}"]
+    headers = ["", t("added"), t("removed"), t("total")]
+    parts_html = [f"{h.muted(t('operation'))} {operation_badge(op)}"]
+    parts_text = [f"{t('operation')}: {op if op is not None else '-'}"]
     if grouped:
         parts_html.append(h.table(headers, [[h.esc(c) for c in r] for r in grouped]))
         parts_text.append(tx.table(headers, grouped, indent="  "))
     if shown:
         rows = [[h.code(k), h.esc(v)] for k, v in shown]
-        parts_html.append(fold_html(["property", "value"], rows, n_hidden, "summary properties"))
-        parts_text.append(fold_text(["property", "value"], [[k, fmt.cut(v)] for k, v in shown],
+        headers = [t("property"), t("value")]
+        parts_html.append(fold_html(headers, rows, n_hidden, "summary properties"))
+        parts_text.append(fold_text(headers, [[k, fmt.cut(v)] for k, v in shown],
                                     n_hidden, "summary properties"))
     return Rendered("".join(parts_html), "\n".join(parts_text))
 
@@ -181,7 +183,7 @@ def summary_fragment(summary: Mapping[str, str] | None) -> Rendered:
 def summary_repr(summary: Summary) -> Rendered:
     """A summary on its own (spec: Snapshots, ``summary``)."""
     r = summary_fragment(summary)
-    return Rendered(h.card("Snapshot summary", str(summary.operation), "", r.html), r.text)
+    return Rendered(h.card(t("Snapshot summary"), str(summary.operation), "", r.html), r.text)
 
 
 # --------------------------------------------------------------------------- snapshot
@@ -190,34 +192,35 @@ def summary_repr(summary: Summary) -> Rendered:
 def _snapshot_pairs(s: Snapshot) -> list[tuple[str, str, str]]:
     """(key, html, text) rows of a snapshot's own fields."""
     rows: list[tuple[str, str, str]] = [
-        ("snapshot id", h.code(s.snapshot_id), str(s.snapshot_id)),
-        ("parent", h.code(s.parent_snapshot_id) if s.parent_snapshot_id is not None
-         else h.muted("none (root)"),
-         str(s.parent_snapshot_id) if s.parent_snapshot_id is not None else "none (root)"),
-        ("sequence number", h.esc(s.sequence_number), str(s.sequence_number)),
-        ("timestamp", h.esc(fmt.timestamp(s.timestamp_ms) + " UTC"),
+        (t("snapshot id"), h.code(s.snapshot_id), str(s.snapshot_id)),
+        (t("parent"), h.code(s.parent_snapshot_id) if s.parent_snapshot_id is not None
+         else h.muted(t("none (root)")),
+         str(s.parent_snapshot_id) if s.parent_snapshot_id is not None else t("none (root)")),
+        (t("sequence number"), h.esc(s.sequence_number), str(s.sequence_number)),
+        (t("timestamp"), h.esc(fmt.timestamp(s.timestamp_ms) + " UTC"),
          fmt.timestamp(s.timestamp_ms) + " UTC"),
-        ("operation", operation_badge(s.operation),
+        (t("operation"), operation_badge(s.operation),
          str(s.operation) if s.operation is not None else "-"),
     ]
     if s.schema_id is not None:
-        rows.append(("schema id", h.esc(s.schema_id), str(s.schema_id)))
+        rows.append((t("schema id"), h.esc(s.schema_id), str(s.schema_id)))
     if s.manifest_list is not None:
-        rows.append(("manifest list", _path(s.manifest_list), fmt.cut(s.manifest_list, PATH_LIMIT)))
+        rows.append((t("manifest list"), _path(s.manifest_list),
+                     fmt.cut(s.manifest_list, PATH_LIMIT)))
     if s.root_manifest is not None:  # experimental v4 (docs/v4-layout.md#root-pointer)
-        rows.append(("root manifest", _path(s.root_manifest),
+        rows.append((t("root manifest"), _path(s.root_manifest),
                      fmt.cut(s.root_manifest, PATH_LIMIT)))
     if s.manifests is not None:  # v1 without a manifest list
         head, n_hidden, tail = fmt.fold(s.manifests, get_options().display_max_manifests)
         names = [fmt.file_name(m) for m in (*head, *tail)]
         more = f" {fmt.hidden(n_hidden, 'manifests')}" if n_hidden else ""
-        rows.append(("manifests", h.esc(", ".join(names) + more), ", ".join(names) + more))
+        rows.append((t("manifests"), h.esc(", ".join(names) + more), ", ".join(names) + more))
     if s.first_row_id is not None:
-        rows.append(("first row id", h.esc(s.first_row_id), str(s.first_row_id)))
+        rows.append((t("first row id"), h.esc(s.first_row_id), str(s.first_row_id)))
     if s.added_rows is not None:
-        rows.append(("added rows", h.esc(fmt.count(s.added_rows)), fmt.count(s.added_rows)))
+        rows.append((t("added rows"), h.esc(fmt.count(s.added_rows)), fmt.count(s.added_rows)))
     if s.key_id is not None:
-        rows.append(("key id", h.code(s.key_id), s.key_id))
+        rows.append((t("key id"), h.code(s.key_id), s.key_id))
     return rows
 
 
@@ -227,20 +230,22 @@ def snapshot_repr(s: Snapshot) -> Rendered:
     manifest) and summary."""
     pairs = _snapshot_pairs(s)
     summ = summary_fragment(s.summary)
-    html = h.card("Snapshot", str(s.snapshot_id),
+    html = h.card(t("Snapshot"), str(s.snapshot_id),
                   operation_badge(s.operation) + h.muted(fmt.timestamp(s.timestamp_ms)),
-                  h.kv((k, v) for k, v, _ in pairs) + h.section("summary", summ.html, open=True))
-    text = (f"Snapshot {s.snapshot_id}\n" + tx.kv(((k, t) for k, _, t in pairs), indent="  ")
-            + "\n  summary:\n" + tx.indent(summ.text, "    "))
+                  h.kv((k, v) for k, v, _ in pairs)
+                  + h.section(t("summary"), summ.html, open=True))
+    text = (f"{t('Snapshot')} {s.snapshot_id}\n"
+            + tx.kv(((k, x) for k, _, x in pairs), indent="  ")
+            + f"\n  {t('summary')}:\n" + tx.indent(summ.text, "    "))
     return Rendered(html, text)
 
 
 @register(SnapshotRef)
 def snapshot_ref_repr(ref: SnapshotRef) -> Rendered:
     """A branch or tag: the snapshot it points to and its retention (spec: Snapshot References)."""
-    kind = str(ref.ref_type)
+    kind = t(str(ref.ref_type))
     ret = retention_text(ref)
-    html = (f"{h.badge(kind, 'tag' if ref.is_tag else 'branch')} {h.muted('→ snapshot')} "
+    html = (f"{h.badge(kind, 'tag' if ref.is_tag else 'branch')} {h.muted(t('→ snapshot'))} "
             f"{h.code(ref.snapshot_id)}" + (f" {h.muted(ret)}" if ret else ""))
     text = f"{kind} -> {ref.snapshot_id}" + (f" ({ret})" if ret else "")
     return Rendered(html, text)
@@ -269,39 +274,43 @@ def _blob_row(b: BlobMetadata) -> list[str]:
 _BLOB_HEADERS = ["type", "snapshot", "sequence", "fields", "properties"]
 
 
+def _blob_headers() -> list[str]:
+    return [t(x) for x in _BLOB_HEADERS]
+
+
 @register(BlobMetadata)
 def blob_metadata_repr(b: BlobMetadata) -> Rendered:
     """One Puffin blob described in table metadata (spec: Table Statistics)."""
     row = _blob_row(b)
-    return Rendered(h.table(_BLOB_HEADERS, [[h.esc(c) for c in row]]),
-                    tx.table(_BLOB_HEADERS, [row]))
+    return Rendered(h.table(_blob_headers(), [[h.esc(c) for c in row]]),
+                    tx.table(_blob_headers(), [row]))
 
 
 @register(StatisticsFile)
 def statistics_file_repr(f: StatisticsFile) -> Rendered:
     """A table statistics (Puffin) file and its blobs (spec: Table Statistics)."""
-    pairs = [("snapshot id", str(f.snapshot_id)), ("path", f.statistics_path),
-             ("size", fmt.size(f.file_size_in_bytes)),
-             ("footer size", fmt.size(f.file_footer_size_in_bytes))]
+    pairs = [(t("snapshot id"), str(f.snapshot_id)), (t("path"), f.statistics_path),
+             (t("size"), fmt.size(f.file_size_in_bytes)),
+             (t("footer size"), fmt.size(f.file_footer_size_in_bytes))]
     head, n_hidden, tail = fmt.fold(f.blob_metadata, get_options().display_max_rows)
     rows = [_blob_row(b) for b in (*head, *tail)]
-    html = h.card("Statistics file", fmt.file_name(f.statistics_path), "",
-                  h.kv((k, _path(v) if k == "path" else h.esc(v)) for k, v in pairs)
-                  + fold_html(_BLOB_HEADERS, [[h.esc(c) for c in r] for r in rows], n_hidden,
+    html = h.card(t("Statistics file"), fmt.file_name(f.statistics_path), "",
+                  h.kv((k, _path(v) if k == t("path") else h.esc(v)) for k, v in pairs)
+                  + fold_html(_blob_headers(), [[h.esc(c) for c in r] for r in rows], n_hidden,
                               "blobs"))
-    text = ("Statistics file\n" + tx.kv(pairs, indent="  ") + "\n"
-            + fold_text(_BLOB_HEADERS, rows, n_hidden, "blobs"))
+    text = (t("Statistics file") + "\n" + tx.kv(pairs, indent="  ") + "\n"
+            + fold_text(_blob_headers(), rows, n_hidden, "blobs"))
     return Rendered(html, text)
 
 
 @register(PartitionStatisticsFile)
 def partition_statistics_file_repr(f: PartitionStatisticsFile) -> Rendered:
     """A partition statistics file (spec: Partition Statistics)."""
-    pairs = [("snapshot id", str(f.snapshot_id)), ("path", f.statistics_path),
-             ("size", fmt.size(f.file_size_in_bytes))]
-    html = h.card("Partition statistics file", fmt.file_name(f.statistics_path), "",
-                  h.kv((k, _path(v) if k == "path" else h.esc(v)) for k, v in pairs))
-    return Rendered(html, "Partition statistics file\n" + tx.kv(pairs, indent="  "))
+    pairs = [(t("snapshot id"), str(f.snapshot_id)), (t("path"), f.statistics_path),
+             (t("size"), fmt.size(f.file_size_in_bytes))]
+    html = h.card(t("Partition statistics file"), fmt.file_name(f.statistics_path), "",
+                  h.kv((k, _path(v) if k == t("path") else h.esc(v)) for k, v in pairs))
+    return Rendered(html, t("Partition statistics file") + "\n" + tx.kv(pairs, indent="  "))
 
 
 # --------------------------------------------------------------------------- table metadata
@@ -312,10 +321,9 @@ def properties_fragment(props: Mapping[str, str], what: str = "properties") -> R
     keys = sorted(props)
     head, n_hidden, tail = fmt.fold(keys, get_options().display_max_rows)
     shown = [*head, *tail]
-    html = fold_html(["key", "value"], [[h.code(k), h.esc(props[k])] for k in shown],
-                     n_hidden, what)
-    text = fold_text(["key", "value"], [[fmt.cut(k), fmt.cut(props[k])] for k in shown],
-                     n_hidden, what)
+    headers = [t("key"), t("value")]
+    html = fold_html(headers, [[h.code(k), h.esc(props[k])] for k in shown], n_hidden, what)
+    text = fold_text(headers, [[fmt.cut(k), fmt.cut(props[k])] for k in shown], n_hidden, what)
     return Rendered(html, text)
 
 
@@ -324,9 +332,9 @@ def _snapshot_row(md: TableMetadata, s: Snapshot, heads: Mapping[int, list[str]]
     refs = heads.get(s.snapshot_id, [])
     shown, more = fmt.first(refs)
     badges = "".join(ref_badge(n, md.refs[n]) for n in shown) + \
-        (h.muted(f" +{more:,} more") if more else "")
+        (h.muted(" " + t("+{n:,} more", n=more)) if more else "")
     if s.snapshot_id == md.current_snapshot_id and "main" not in refs:
-        badges += h.badge("current", "current")
+        badges += h.badge(t("current"), "current")
     summ = s.summary
     added = summ.get(ADDED_RECORDS) if summ is not None else None
     total = summ.get(TOTAL_RECORDS) if summ is not None else None
@@ -368,15 +376,16 @@ def _snapshots_fragment(md: TableMetadata) -> Rendered:
     for i, s, err in items:
         if s is None:
             html_rows.append([h.error(f"snapshots[{i}]: {err}"), "", "", "", "", ""])
-            text_rows.append([f"snapshots[{i}]: unreadable ({fmt.cut(err)})", "", "", "", "",
-                              "", ""])
+            text_rows.append([f"snapshots[{i}]: {t('unreadable')} ({fmt.cut(err)})", "", "", "",
+                              "", "", ""])
             continue
         hr, tr = _snapshot_row(md, s, heads)
         html_rows.append(hr)
         text_rows.append(tr)
-    headers = ["snapshot", "timestamp", "operation", "seq", "added records", "total records"]
+    headers = [t("snapshot"), t("timestamp"), t("operation"), t("seq"), t("added records"),
+               t("total records")]
     return Rendered(fold_html(headers, html_rows, n_hidden, "snapshots"),
-                    fold_text([*headers, "refs"], text_rows, n_hidden, "snapshots"))
+                    fold_text([*headers, t("refs")], text_rows, n_hidden, "snapshots"))
 
 
 def _refs_fragment(md: TableMetadata) -> Rendered:
@@ -386,13 +395,13 @@ def _refs_fragment(md: TableMetadata) -> Rendered:
     for name in (*head, *tail):
         ref = md.refs[name]
         _, why = _find(md, ref.snapshot_id)
-        warn = " " + h.badge(f"snapshot {why}", "warn") if why else ""
-        html_rows.append([ref_badge(name, ref), h.esc(ref.ref_type),
+        warn = " " + h.badge(t("snapshot {why}", why=why), "warn") if why else ""
+        html_rows.append([ref_badge(name, ref), h.esc(t(str(ref.ref_type))),
                           h.code(ref.snapshot_id) + warn, h.esc(retention_text(ref))])
-        text_rows.append([name, str(ref.ref_type),
+        text_rows.append([name, t(str(ref.ref_type)),
                           str(ref.snapshot_id) + (f" ({fmt.cut(why, 40)})" if why else ""),
                           retention_text(ref)])
-    headers = ["name", "type", "snapshot", "retention"]
+    headers = [t("name"), t("type"), t("snapshot"), t("retention")]
     return Rendered(fold_html(headers, html_rows, n_hidden, "refs"),
                     fold_text(headers, text_rows, n_hidden, "refs"))
 
@@ -407,8 +416,9 @@ def _log_fragment(entries: Sequence[Any], what: str, base: str) -> Rendered:
         elif isinstance(e, MetadataLogEntry):
             rows.append([fmt.timestamp(e.timestamp_ms), fmt.short_path(e.metadata_file, base)])
         else:
-            rows.append([f"[{i}] unreadable", fmt.cut(err)])
-    headers = ["timestamp", "snapshot" if what == "snapshot log entries" else "metadata file"]
+            rows.append([f"[{i}] {t('unreadable')}", fmt.cut(err)])
+    headers = [t("timestamp"),
+               t("snapshot" if what == "snapshot log entries" else "metadata file")]
     return Rendered(fold_html(headers, [[h.esc(c) for c in r] for r in rows], n_hidden, what),
                     fold_text(headers, rows, n_hidden, what))
 
@@ -418,40 +428,41 @@ def _find(md: TableMetadata, snapshot_id: int) -> tuple[Snapshot | None, str]:
     try:
         found = md.snapshot_by_id(snapshot_id)
     except IcebergError as e:
-        return None, f"unreadable: {e}"
-    return found, "" if found is not None else "missing"
+        return None, f"{t('unreadable')}: {e}"
+    return found, "" if found is not None else t("missing")
 
 
 def _current_snapshot(md: TableMetadata) -> tuple[str, str]:
     sid = md.current_snapshot_id
     if sid is None:
-        return h.muted("none (empty table)"), "none (empty table)"
+        return h.muted(t("none (empty table)")), t("none (empty table)")
     _, why = _find(md, sid)
     if why:
-        return (h.code(sid) + " " + h.badge(f"snapshot {fmt.cut(why, 40)}", "warn"),
-                f"{sid} (snapshot {fmt.cut(why, 40)})")
+        note = t("snapshot {why}", why=fmt.cut(why, 40))
+        return h.code(sid) + " " + h.badge(note, "warn"), f"{sid} ({note})"
     return h.code(sid), str(sid)
 
 
 def _metadata_pairs(md: TableMetadata) -> list[tuple[str, str, str]]:
     cur_h, cur_t = _current_snapshot(md)
     rows: list[tuple[str, str, str]] = [
-        ("format version", h.esc(md.format_version), str(md.format_version)),
-        ("table uuid", h.code(md.table_uuid or "-"), md.table_uuid or "-"),
-        ("location", _path(md.location), fmt.cut(md.location, PATH_LIMIT)),
-        ("last updated", h.esc(fmt.timestamp(md.last_updated_ms) + " UTC"),
+        (t("format version"), h.esc(md.format_version), str(md.format_version)),
+        (t("table uuid"), h.code(md.table_uuid or "-"), md.table_uuid or "-"),
+        (t("location"), _path(md.location), fmt.cut(md.location, PATH_LIMIT)),
+        (t("last updated"), h.esc(fmt.timestamp(md.last_updated_ms) + " UTC"),
          fmt.timestamp(md.last_updated_ms) + " UTC"),
-        ("last sequence number", h.esc(md.last_sequence_number), str(md.last_sequence_number)),
-        ("last column id", h.esc(md.last_column_id), str(md.last_column_id)),
-        ("last partition id", h.esc(md.last_partition_id), str(md.last_partition_id)),
-        ("current snapshot", cur_h, cur_t),
-        ("current schema id", h.esc(md.current_schema_id), str(md.current_schema_id)),
-        ("default spec id", h.esc(md.default_spec_id), str(md.default_spec_id)),
-        ("default sort order id", h.esc(md.default_sort_order_id),
+        (t("last sequence number"), h.esc(md.last_sequence_number),
+         str(md.last_sequence_number)),
+        (t("last column id"), h.esc(md.last_column_id), str(md.last_column_id)),
+        (t("last partition id"), h.esc(md.last_partition_id), str(md.last_partition_id)),
+        (t("current snapshot"), cur_h, cur_t),
+        (t("current schema id"), h.esc(md.current_schema_id), str(md.current_schema_id)),
+        (t("default spec id"), h.esc(md.default_spec_id), str(md.default_spec_id)),
+        (t("default sort order id"), h.esc(md.default_sort_order_id),
          str(md.default_sort_order_id)),
     ]
     if md.next_row_id is not None:
-        rows.append(("next row id", h.esc(md.next_row_id), str(md.next_row_id)))
+        rows.append((t("next row id"), h.esc(md.next_row_id), str(md.next_row_id)))
     counts = [fmt.plural(len(md.schemas), "schema"), fmt.plural(len(md.partition_specs), "spec"),
               fmt.plural(len(md.sort_orders), "sort order"),
               fmt.plural(len(md.snapshots), "snapshot"), fmt.plural(len(md.refs), "ref"),
@@ -461,7 +472,7 @@ def _metadata_pairs(md: TableMetadata) -> list[tuple[str, str, str]]:
         counts.append(fmt.plural(len(md.statistics), "statistics file"))
     if md.partition_statistics:
         counts.append(fmt.plural(len(md.partition_statistics), "partition statistics file"))
-    rows.append(("contains", h.esc(", ".join(counts)), ", ".join(counts)))
+    rows.append((t("contains"), h.esc(", ".join(counts)), ", ".join(counts)))
     return rows
 
 
@@ -476,49 +487,48 @@ def table_metadata_repr(md: TableMetadata) -> Rendered:
     schema = md.schema_by_id(md.current_schema_id)
     spec = md.spec_by_id(md.default_spec_id)
     order = md.sort_order_by_id(md.default_sort_order_id)
-    schema_r = render(schema) if schema is not None else Rendered(
-        h.error(f"current schema {md.current_schema_id} is missing"),
-        f"current schema {md.current_schema_id} is missing")
+    no_schema = t("current schema {id} is missing", id=md.current_schema_id)
+    no_spec = t("default spec {id} is missing", id=md.default_spec_id)
+    no_order = t("default sort order {id} is missing", id=md.default_sort_order_id)
+    schema_r = render(schema) if schema is not None else Rendered(h.error(no_schema), no_schema)
     spec_r = spec_fragment(spec, schema) if spec is not None else Rendered(
-        h.error(f"default spec {md.default_spec_id} is missing"),
-        f"default spec {md.default_spec_id} is missing")
+        h.error(no_spec), no_spec)
     order_r = sort_order_fragment(order, schema) if order is not None else Rendered(
-        h.error(f"default sort order {md.default_sort_order_id} is missing"),
-        f"default sort order {md.default_sort_order_id} is missing")
+        h.error(no_order), no_order)
     refs_r = _refs_fragment(md)
     snaps_r = _snapshots_fragment(md)
     props_r = properties_fragment(md.properties)
     slog_r = _log_fragment(md.snapshot_log, "snapshot log entries", md.location)
     mlog_r = _log_fragment(md.metadata_log, "metadata log entries", md.location)
     sections = [
-        h.section("current schema", schema_r.html, open=True,
-                  count=f"id {md.current_schema_id}"),
-        h.section("partitioning and sort order", h.columns(spec_r.html, order_r.html),
+        h.section(t("current schema"), schema_r.html, open=True,
+                  count=t("id {id}", id=md.current_schema_id)),
+        h.section(t("partitioning and sort order"), h.columns(spec_r.html, order_r.html),
                   open=True),
-        h.section("refs", refs_r.html, count=str(len(md.refs)), open=bool(md.refs)),
-        h.section("snapshots", snaps_r.html, count=fmt.count(len(md.snapshots))),
-        h.section("snapshot log", slog_r.html, count=fmt.count(len(md.snapshot_log))),
-        h.section("metadata log", mlog_r.html, count=fmt.count(len(md.metadata_log))),
-        h.section("properties", props_r.html, count=str(len(md.properties))),
+        h.section(t("refs"), refs_r.html, count=str(len(md.refs)), open=bool(md.refs)),
+        h.section(t("snapshots"), snaps_r.html, count=fmt.count(len(md.snapshots))),
+        h.section(t("snapshot log"), slog_r.html, count=fmt.count(len(md.snapshot_log))),
+        h.section(t("metadata log"), mlog_r.html, count=fmt.count(len(md.metadata_log))),
+        h.section(t("properties"), props_r.html, count=str(len(md.properties))),
     ]
     cur = md.current_snapshot_id
     sub = h.muted(f"v{md.format_version} · " + (
-        f"current snapshot {cur}" if cur is not None else "no snapshots"))
-    html = h.card("Table metadata", fmt.cut(md.location), sub,
+        t("current snapshot {id}", id=cur) if cur is not None else t("no snapshots")))
+    html = h.card(t("Table metadata"), fmt.cut(md.location), sub,
                   h.kv((k, v) for k, v, _ in pairs) + "".join(sections))
     text_parts = [
         _one_line(md),
-        tx.kv(((k, t) for k, _, t in pairs), indent="  "),
-        "  current schema:\n" + tx.indent(schema_r.text, "    "),
-        "  partitioning:\n" + tx.indent(spec_r.text, "    "),
-        "  sort order:\n" + tx.indent(order_r.text, "    "),
+        tx.kv(((k, x) for k, _, x in pairs), indent="  "),
+        f"  {t('current schema')}:\n" + tx.indent(schema_r.text, "    "),
+        f"  {t('partitioning')}:\n" + tx.indent(spec_r.text, "    "),
+        f"  {t('sort order')}:\n" + tx.indent(order_r.text, "    "),
     ]
     if md.refs:
-        text_parts.append("  refs:\n" + tx.indent(refs_r.text, "  "))
+        text_parts.append(f"  {t('refs')}:\n" + tx.indent(refs_r.text, "  "))
     if md.snapshots:
-        text_parts.append("  snapshots:\n" + tx.indent(snaps_r.text, "  "))
+        text_parts.append(f"  {t('snapshots')}:\n" + tx.indent(snaps_r.text, "  "))
     if md.properties:
-        text_parts.append("  properties:\n" + tx.indent(props_r.text, "  "))
+        text_parts.append(f"  {t('properties')}:\n" + tx.indent(props_r.text, "  "))
     return Rendered(html, "\n".join(text_parts))
 
 

@@ -19,6 +19,7 @@ from icenb.display.kit import fmt
 from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register, render
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import (
@@ -64,22 +65,22 @@ def duration(ms: int | None) -> str:
         return "-"
     for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
         if ms >= size and ms % size == 0:
-            return f"{ms // size:,}{unit}"
+            return t("{n}" + unit, n=f"{ms // size:,}")
     for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
         if ms >= size:
-            return f"{ms / size:.1f}{unit}"
-    return f"{ms}ms"
+            return t("{n}" + unit, n=f"{ms / size:.1f}")
+    return t("{n}ms", n=ms)
 
 
 def retention(ref: SnapshotRef) -> str:
     """A ref's retention settings in words (spec: "Snapshot Retention Policy"); ``-`` if none."""
     parts = []
     if ref.min_snapshots_to_keep is not None:
-        parts.append(f"keep ≥ {ref.min_snapshots_to_keep:,} snapshots")
+        parts.append(t("keep ≥ {n:,} snapshots", n=ref.min_snapshots_to_keep))
     if ref.max_snapshot_age_ms is not None:
-        parts.append(f"snapshots ≤ {duration(ref.max_snapshot_age_ms)} old")
+        parts.append(t("snapshots ≤ {age} old", age=duration(ref.max_snapshot_age_ms)))
     if ref.max_ref_age_ms is not None:
-        parts.append(f"ref expires after {duration(ref.max_ref_age_ms)}")
+        parts.append(t("ref expires after {age}", age=duration(ref.max_ref_age_ms)))
     return " · ".join(parts) or "-"
 
 
@@ -111,13 +112,13 @@ def snapshot_changes(snap: Snapshot) -> tuple[str, str]:
     data = _signed(_int(s, ADDED_DATA_FILES), _int(s, DELETED_DATA_FILES))
     dels = _signed(_int(s, ADDED_DELETE_FILES), _int(s, REMOVED_DELETE_FILES))
     files = [x for x in (data if data != "0" or dels is None else None,
-                         f"{dels} delete" if dels not in (None, "0") else None) if x]
+                         t("{n} delete", n=dels) if dels not in (None, "0") else None) if x]
     rows = _signed(_int(s, ADDED_RECORDS), _int(s, DELETED_RECORDS))
     pos = _signed(_int(s, ADDED_POS_DELETES), _int(s, REMOVED_POS_DELETES))
     eq = _signed(_int(s, ADDED_EQ_DELETES), _int(s, REMOVED_EQ_DELETES))
     records = [x for x in (rows,
-                           f"{pos} pos. deletes" if pos not in (None, "0") else None,
-                           f"{eq} eq. deletes" if eq not in (None, "0") else None) if x]
+                           t("{n} pos. deletes", n=pos) if pos not in (None, "0") else None,
+                           t("{n} eq. deletes", n=eq) if eq not in (None, "0") else None) if x]
     return ", ".join(files) or "-", ", ".join(records) or "-"
 
 
@@ -192,21 +193,22 @@ def _summary_line(md: TableMetadata) -> tuple[str, str]:
     """The current snapshot's totals as (html, text)."""
     cid = md.current_snapshot_id
     if cid is None:
-        return h.muted("empty table (no snapshot yet)"), "empty table (no snapshot yet)"
+        empty = t("empty table (no snapshot yet)")
+        return h.muted(empty), empty
     try:
         snap = md.current_snapshot()
     except Exception:
         snap = None
     if snap is None:
-        msg = f"current snapshot {cid} cannot be read from the metadata"
-        return h.badge("unreadable", "warn") + h.esc(msg), msg
+        msg = t("current snapshot {id} cannot be read from the metadata", id=cid)
+        return h.badge(t("unreadable"), "warn") + h.esc(msg), msg
     s = snap.summary
     values = {k: _int(s, k) for k in _TOTALS}
     if all(v is None for v in values.values()):
-        msg = "no totals in the current snapshot's summary"
+        msg = t("no totals in the current snapshot's summary")
         return h.muted(msg), msg
     def counted(n: int | None, word: str) -> str:
-        return f"{fmt.count(n)} {word}" if n is None else fmt.plural(n, word)
+        return f"{fmt.count(n)} {t(word)}" if n is None else fmt.plural(n, word)
 
     parts = [counted(values[TOTAL_RECORDS], "row"),
              counted(values[TOTAL_DATA_FILES], "data file"),
@@ -261,14 +263,14 @@ def ref_listing(md: TableMetadata) -> Listing:
         name, ref = item
         kind = "branch" if ref.is_branch else "tag"
         known = md.snapshot_by_id(ref.snapshot_id) is not None
-        sid = h.code(ref.snapshot_id) + ("" if known else h.badge("missing", "warn"))
-        current = (h.badge("current", "current")
+        sid = h.code(ref.snapshot_id) + ("" if known else h.badge(t("missing"), "warn"))
+        current = (h.badge(t("current"), "current")
                    if name == MAIN_BRANCH and ref.snapshot_id == md.current_snapshot_id else "")
-        return ([h.code(name) + current, h.badge(kind, kind), sid, h.esc(retention(ref))],
-                [fmt.cut(name), kind, str(ref.snapshot_id) + ("" if known else " (missing)"),
-                 retention(ref)])
+        missing = "" if known else " (" + t("missing") + ")"
+        return ([h.code(name) + current, h.badge(t(kind), kind), sid, h.esc(retention(ref))],
+                [fmt.cut(name), t(kind), str(ref.snapshot_id) + missing, retention(ref)])
     items = sorted(md.refs.items(), key=_ref_order)
-    return Listing.of(["name", "type", "snapshot", "retention"], "refs", items, row)
+    return Listing.of([t("name"), t("type"), t("snapshot"), t("retention")], "refs", items, row)
 
 
 def folded_table(headers: Sequence[str], head: Sequence[Sequence[str]], n_hidden: int,
@@ -300,46 +302,48 @@ def _snapshot_rows(md: TableMetadata) -> tuple[list[list[str]], list[list[str]]]
     text_rows: list[list[str]] = []
     for pos, snap in recent_snapshots(md, limit):
         if snap is None:
-            html_rows.append([h.badge("unreadable", "warn"), h.muted(f"snapshots[{pos}]"),
+            html_rows.append([h.badge(t("unreadable"), "warn"), h.muted(f"snapshots[{pos}]"),
                               "", "", "", ""])
-            text_rows.append(["(unreadable)", f"snapshots[{pos}]", "", "", "", ""])
+            text_rows.append(["(" + t("unreadable") + ")", f"snapshots[{pos}]", "", "", "", ""])
             continue
         files, records = snapshot_changes(snap)
         refs = by_snap.get(snap.snapshot_id, [])
         shown, more = fmt.first(refs)
         ref_html = "".join(h.badge(r, "branch" if md.refs[r].is_branch else "tag")
-                           for r in shown) + (h.muted(f" +{more:,} more") if more else "")
+                           for r in shown) + (h.muted(" " + t("+{n:,} more", n=more)) if more
+                                              else "")
         if snap.snapshot_id == md.current_snapshot_id:
-            ref_html = h.badge("current", "current") + ref_html
+            ref_html = h.badge(t("current"), "current") + ref_html
         op = snap.operation or "-"
         html_rows.append([h.code(snap.snapshot_id), h.esc(fmt.timestamp(snap.timestamp_ms)),
                           h.esc(op), h.esc(files), h.esc(records), ref_html])
-        marks = (["current"] if snap.snapshot_id == md.current_snapshot_id else []) + refs
+        marks = ([t("current")] if snap.snapshot_id == md.current_snapshot_id else []) + refs
         text_rows.append([str(snap.snapshot_id), fmt.timestamp(snap.timestamp_ms), op, files,
                           records, fmt.cut(fmt.names(marks))])
     return html_rows, text_rows
 
 
-def _metadata_pairs(t: Table) -> list[tuple[str, str]]:
-    md = t.metadata
+def _metadata_pairs(tbl: Table) -> list[tuple[str, str]]:
+    md = tbl.metadata
     pairs = [
-        ("location", md.location),
-        ("metadata file", t.metadata_location or "-"),
-        ("table uuid", md.table_uuid or "-"),
-        ("last updated", fmt.timestamp(md.last_updated_ms)),
-        ("last sequence number", fmt.count(md.last_sequence_number)),
-        ("last column id", str(md.last_column_id)),
-        ("last partition id", str(md.last_partition_id)),
-        ("schemas / specs / sort orders",
+        (t("location"), md.location),
+        (t("metadata file"), tbl.metadata_location or "-"),
+        (t("table uuid"), md.table_uuid or "-"),
+        (t("last updated"), fmt.timestamp(md.last_updated_ms)),
+        (t("last sequence number"), fmt.count(md.last_sequence_number)),
+        (t("last column id"), str(md.last_column_id)),
+        (t("last partition id"), str(md.last_partition_id)),
+        (t("schemas / specs / sort orders"),
          f"{len(md.schemas)} / {len(md.partition_specs)} / {len(md.sort_orders)}"),
-        ("previous metadata files", fmt.count(len(md.metadata_log))),
-        ("snapshot log entries", fmt.count(len(md.snapshot_log))),
+        (t("previous metadata files"), fmt.count(len(md.metadata_log))),
+        (t("snapshot log entries"), fmt.count(len(md.snapshot_log))),
     ]
     if md.next_row_id is not None:
-        pairs.append(("next row id", fmt.count(md.next_row_id)))
+        pairs.append((t("next row id"), fmt.count(md.next_row_id)))
     if md.statistics or md.partition_statistics:
-        pairs.append(("statistics files",
-                      f"{len(md.statistics)} table, {len(md.partition_statistics)} partition"))
+        pairs.append((t("statistics files"),
+                      t("{table} table, {partition} partition", table=len(md.statistics),
+                        partition=len(md.partition_statistics))))
     return pairs
 
 
@@ -347,21 +351,22 @@ def _properties(md: TableMetadata) -> Listing:
     def row(item: tuple[str, str]) -> tuple[list[str], list[str]]:
         k, v = item
         return [h.code(k), h.esc(v)], [fmt.cut(k), fmt.cut(v)]
-    return Listing.of(["property", "value"], "properties", sorted(md.properties.items()), row)
+    return Listing.of([t("property"), t("value")], "properties", sorted(md.properties.items()),
+                      row)
 
 
-def table_rendered(t: Table) -> Rendered:
+def table_rendered(tbl: Table) -> Rendered:
     """The table card: header, totals, then collapsible sections (spec: "Table Metadata")."""
-    md = t.metadata
-    name = _table_name(t)
+    md = tbl.metadata
+    name = _table_name(tbl)
     n_snaps = len(md.snapshots)
     n_refs = len(md.refs)
     current = md.current_snapshot_id
-    version = f"format v{md.format_version}" + (" (experimental)" if md.format_version >= 4
-                                                else "")
+    version = t("format v{v}", v=md.format_version) + (
+        " (" + t("experimental") + ")" if md.format_version >= 4 else "")
     sub = [version, fmt.plural(n_snaps, "snapshot"),
-           fmt.plural(n_refs, "ref"), f"current {current}" if current is not None
-           else "no current snapshot"]
+           fmt.plural(n_refs, "ref"), t("current {id}", id=current) if current is not None
+           else t("no current snapshot")]
     subtitle = " · ".join(sub)
     summary_html, summary_text = _summary_line(md)
 
@@ -371,49 +376,53 @@ def table_rendered(t: Table) -> Rendered:
     refs = ref_listing(md)
     snap_html, snap_text = _snapshot_rows(md)
     props = _properties(md)
-    meta = _metadata_pairs(t)
+    meta = _metadata_pairs(tbl)
 
-    snap_headers = ["snapshot", "committed (UTC)", "operation", "files", "records", "refs"]
-    hint = "newest first; t.snapshots draws the tree"
+    snap_headers = [t("snapshot"), t("committed (UTC)"), t("operation"), t("files"),
+                    t("records"), t("refs")]
+    hint = t("newest first; t.snapshots draws the tree")
     n_fields = len(md.schema.fields)
-    spec_count = ("unpartitioned" if md.spec.is_unpartitioned
+    spec_count = (t("unpartitioned") if md.spec.is_unpartitioned
                   else fmt.plural(len(md.spec.fields), "field"))
-    order_count = ("unsorted" if not md.sort_order.fields
+    order_count = (t("unsorted") if not md.sort_order.fields
                    else fmt.plural(len(md.sort_order.fields), "field"))
+    id_ = t("id {id}", id=md.current_schema_id)
 
     body = [
         summary_html,
-        h.section("Schema", schema_r.html, open=True,
-                  count=f"id {md.current_schema_id} · {fmt.plural(n_fields, 'column')}"),
-        h.section("Partition spec", spec_r.html,
-                  count=f"id {md.default_spec_id} · {spec_count}"),
-        h.section("Sort order", order_r.html,
-                  count=f"id {md.default_sort_order_id} · {order_count}"),
-        h.section("Branches & tags",
-                  refs.html() if refs.total else h.muted("no branches or tags"),
+        h.section(t("Schema"), schema_r.html, open=True,
+                  count=f"{id_} · {fmt.plural(n_fields, 'column')}"),
+        h.section(t("Partition spec"), spec_r.html,
+                  count=f"{t('id {id}', id=md.default_spec_id)} · {spec_count}"),
+        h.section(t("Sort order"), order_r.html,
+                  count=f"{t('id {id}', id=md.default_sort_order_id)} · {order_count}"),
+        h.section(t("Branches & tags"),
+                  refs.html() if refs.total else h.muted(t("no branches or tags")),
                   count=str(refs.total)),
-        h.section("Recent snapshots",
+        h.section(t("Recent snapshots"),
                   (h.table(snap_headers, snap_html, total=n_snaps, what="older snapshots")
-                   + f"<div>{h.muted(hint)}</div>") if n_snaps else h.muted("no snapshots"),
-                  count=f"{min(len(snap_html), n_snaps)} of {n_snaps:,}"),
-        h.section("Properties", props.html() if md.properties else h.muted("no properties"),
+                   + f"<div>{h.muted(hint)}</div>") if n_snaps else h.muted(t("no snapshots")),
+                  count=t("{shown} of {total:,}", shown=min(len(snap_html), n_snaps),
+                          total=n_snaps)),
+        h.section(t("Properties"),
+                  props.html() if md.properties else h.muted(t("no properties")),
                   count=str(len(md.properties))),
-        h.section("Metadata", h.kv((k, h.esc(v, 2000)) for k, v in meta)),
+        h.section(t("Metadata"), h.kv((k, h.esc(v, 2000)) for k, v in meta)),
     ]
-    html = h.card("Table", name, h.esc(subtitle), "".join(body))
+    html = h.card(t("Table"), name, h.esc(subtitle), "".join(body))
 
-    lines = [f"Table {name}  ({subtitle})", f"  {summary_text}", "Schema:",
-             tx.indent(schema_r.text, "  "), f"Partition spec: {_one_line(spec_r.text)}",
-             f"Sort order: {_one_line(order_r.text)}"]
+    lines = [f"{t('Table')} {name}  ({subtitle})", f"  {summary_text}", t("Schema") + ":",
+             tx.indent(schema_r.text, "  "), f"{t('Partition spec')}: {_one_line(spec_r.text)}",
+             f"{t('Sort order')}: {_one_line(order_r.text)}"]
     if refs.total:
-        lines += ["Branches & tags:", refs.text()]
+        lines += [t("Branches & tags") + ":", refs.text()]
     if n_snaps:
-        lines += [f"Recent snapshots ({hint}):",
+        lines += [f"{t('Recent snapshots')} ({hint}):",
                   tx.table(snap_headers, snap_text, total=n_snaps, what="older snapshots",
                            indent="  ")]
     if md.properties:
-        lines += ["Properties:", props.text()]
-    lines += ["Metadata:", tx.kv(meta, indent="  ")]
+        lines += [t("Properties") + ":", props.text()]
+    lines += [t("Metadata") + ":", tx.kv(meta, indent="  ")]
     return Rendered(html, "\n".join(lines))
 
 
@@ -424,40 +433,40 @@ def _one_line(text: str) -> str:
 
 
 @register(Table, text_str=True)
-def _table(t: Table) -> Rendered:
-    return table_rendered(t)
+def _table(tbl: Table) -> Rendered:
+    return table_rendered(tbl)
 
 
 # --------------------------------------------------------------------------- warehouse, catalogs
 
 
 def _catalog_pairs(cat: Catalog) -> list[tuple[str, str]]:
-    pairs = [("catalog name", cat.name)]
+    pairs = [(t("catalog name"), cat.name)]
     if isinstance(cat, SqlCatalog):
-        pairs += [("kind", "SQL catalog (SQLite, Iceberg JDBC catalog schema)"),
-                  ("database", cat.database), ("uri", cat.uri),
-                  ("warehouse", cat.warehouse or "-")]
+        pairs += [(t("kind"), t("SQL catalog (SQLite, Iceberg JDBC catalog schema)")),
+                  (t("database"), cat.database), ("uri", cat.uri),
+                  (t("warehouse"), cat.warehouse or "-")]
     elif isinstance(cat, FilesystemCatalog):
-        pairs += [("kind", "filesystem catalog (Hadoop layout)"),
-                  ("warehouse", cat.warehouse)]
+        pairs += [(t("kind"), t("filesystem catalog (Hadoop layout)")),
+                  (t("warehouse"), cat.warehouse)]
     else:
-        pairs.append(("kind", type(cat).__name__))
+        pairs.append((t("kind"), type(cat).__name__))
     return pairs
 
 
 def _hint_card(kind: str, title: str, pairs: list[tuple[str, str]],
                hints: list[str]) -> Rendered:
-    hint_html = "<div>" + h.muted("Listing reads the catalog: ") + ", ".join(
+    hint_html = "<div>" + h.muted(t("Listing reads the catalog: ")) + ", ".join(
         h.code(x) for x in hints) + "</div>"
     html = h.card(kind, title, "", h.kv((k, h.esc(v)) for k, v in pairs) + hint_html)
     text = "\n".join([f"{kind} {title}", tx.kv(pairs, indent="  "),
-                      "  (listing reads the catalog: " + ", ".join(hints) + ")"])
+                      "  (" + t("listing reads the catalog: ") + ", ".join(hints) + ")"])
     return Rendered(html, text)
 
 
 @register(Warehouse)
 def _warehouse(w: Warehouse) -> Rendered:
-    return _hint_card("Warehouse", w.location, _catalog_pairs(w.catalog),
+    return _hint_card(t("Warehouse"), w.location, _catalog_pairs(w.catalog),
                       ["wh.namespaces()", "wh.tables()", 'wh.table("db.name")'])
 
 
@@ -477,7 +486,7 @@ def _catalog(cat: Catalog) -> Rendered:
 def _ref_text(ref: SnapshotRef | None) -> str:
     if ref is None:
         return "-"
-    return f"{'branch' if ref.is_branch else 'tag'} → {ref.snapshot_id}"
+    return f"{t('branch') if ref.is_branch else t('tag')} → {ref.snapshot_id}"
 
 
 @register(ManageSnapshots)
@@ -495,15 +504,16 @@ def _manage_snapshots(m: ManageSnapshots) -> Rendered:
         rows.append((name, change, _ref_text(old), _ref_text(new)))
     limit = get_options().display_max_rows
     kinds = {"added": "added", "removed": "deleted", "changed": "warn"}
-    headers = ["ref", "change", "before", "after"]
-    html_rows = [[h.code(n), h.badge(c, kinds[c]), h.esc(a), h.esc(b)] for n, c, a, b in rows]
-    state = "committed" if done else "pending (commits when the with-block ends)"
+    headers = [t("ref"), t("change"), t("before"), t("after")]
+    html_rows = [[h.code(n), h.badge(t(c), kinds[c]), h.esc(a), h.esc(b)]
+                 for n, c, a, b in rows]
+    state = t("committed") if done else t("pending (commits when the with-block ends)")
     body = (h.table(headers, html_rows, limit=limit, what="ref changes") if rows
-            else h.muted("no ref changes yet"))
-    html = h.card("Ref changes", state, h.esc(fmt.plural(len(rows), "change")), body)
-    text = f"Ref changes ({state}): {fmt.plural(len(rows), 'change')}"
+            else h.muted(t("no ref changes yet")))
+    html = h.card(t("Ref changes"), state, h.esc(fmt.plural(len(rows), "change")), body)
+    text = f"{t('Ref changes')} ({state}): {fmt.plural(len(rows), 'change')}"
     if rows:
-        text += "\n" + tx.table(headers, [list(r) for r in rows], limit=limit,
+        text += "\n" + tx.table(headers, [[n, t(c), a, b] for n, c, a, b in rows], limit=limit,
                                 what="ref changes", indent="  ")
     return Rendered(html, text)
 
@@ -518,8 +528,8 @@ _KIND_LABEL = {"data_files": "data files", "position_delete_files": "position de
 def _expire_result(r: ExpireSnapshotsResult) -> Rendered:
     """What expire_snapshots removed (spec: "Snapshot Retention Policy"), bounded lists."""
     limit = get_options().display_max_rows
-    verb = "would delete" if r.dry_run else "deleted"
-    title = "dry run" if r.dry_run else ("committed" if r.committed else "nothing to commit")
+    title = t("dry run") if r.dry_run else (t("committed") if r.committed
+                                             else t("nothing to commit"))
     ids = list(r.expired_snapshot_ids)
     head, n_hidden, tail = fmt.fold(ids, limit)
     id_text = ", ".join(str(i) for i in head)
@@ -527,14 +537,15 @@ def _expire_result(r: ExpireSnapshotsResult) -> Rendered:
         id_text += f", {fmt.hidden(n_hidden, 'snapshots')}"
     if tail:
         id_text += ", " + ", ".join(str(i) for i in tail)
-    counts = [(f"{verb} {_KIND_LABEL.get(k, k)}", fmt.count(r.count(k))) for k in r.kinds]
-    pairs = [("expired snapshots", f"{len(ids):,}" + (f": {id_text}" if ids else "")),
-             ("removed refs", ", ".join(r.removed_refs) or "-"), *counts]
+    verb = "would delete {what}" if r.dry_run else "deleted {what}"
+    counts = [(t(verb, what=t(_KIND_LABEL.get(k, k))), fmt.count(r.count(k))) for k in r.kinds]
+    pairs = [(t("expired snapshots"), f"{len(ids):,}" + (f": {id_text}" if ids else "")),
+             (t("removed refs"), ", ".join(r.removed_refs) or "-"), *counts]
     files = [(k, p) for k in FILE_KINDS for p in sorted(r.deleted_files.get(k, ()))]
 
     def file_row(item: tuple[str, str]) -> tuple[list[str], list[str]]:
         kind, path = item
-        label = _KIND_LABEL.get(kind, kind)
+        label = t(_KIND_LABEL.get(kind, kind))
         return [h.esc(label), h.code(path)], [label, fmt.cut(path)]
 
     def failed_row(path: str) -> tuple[list[str], list[str]]:
@@ -542,15 +553,16 @@ def _expire_result(r: ExpireSnapshotsResult) -> Rendered:
 
     body = h.kv((k, h.esc(v)) for k, v in pairs)
     if files:
-        listing = Listing.of(["kind", "path"], "files", files, file_row)
-        body += h.section("Files", listing.html(), count=str(len(files)))
+        listing = Listing.of([t("kind"), t("path")], "files", files, file_row)
+        body += h.section(t("Files"), listing.html(), count=str(len(files)))
     if r.failed_deletes:
-        failed = Listing.of(["path"], "files", list(r.failed_deletes), failed_row)
-        body += h.error(f"{len(r.failed_deletes):,} files could not be deleted (kept; the "
-                        "table no longer needs them)") + failed.html()
-    html = h.card("Expire snapshots", title, h.esc(fmt.plural(len(ids), "snapshot")
-                                                   + " expired"), body)
-    text = f"Expire snapshots ({title})\n" + tx.kv(pairs, indent="  ")
+        failed = Listing.of([t("path")], "files", list(r.failed_deletes), failed_row)
+        body += h.error(t("{n:,} files could not be deleted (kept; the table no longer needs "
+                          "them)", n=len(r.failed_deletes))) + failed.html()
+    html = h.card(t("Expire snapshots"), title,
+                  h.esc(t("{snapshots} expired", snapshots=fmt.plural(len(ids), "snapshot"))),
+                  body)
+    text = f"{t('Expire snapshots')} ({title})\n" + tx.kv(pairs, indent="  ")
     if r.failed_deletes:
-        text += f"\n  failed deletes: {len(r.failed_deletes):,}"
+        text += "\n  " + t("failed deletes: {n:,}", n=len(r.failed_deletes))
     return Rendered(html, text)

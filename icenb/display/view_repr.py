@@ -16,6 +16,7 @@ from icenb.display.kit import text as tx
 from icenb.display.registry import Rendered, register, render
 from icenb.display.schema_repr import fold_html, fold_text
 from icenb.display.snapshot_repr import properties_fragment
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.spec.snapshot import ENGINE_NAME  # also a view version summary key
 from icenb.spec.view_metadata import (
@@ -28,7 +29,7 @@ from icenb.spec.view_metadata import (
     ViewMetadata,
     ViewVersion,
 )
-from icenb.table.explore.view_diff import DialectChange, ViewVersionDiff
+from icenb.table.explore.view_diff import NULLABILITY, ColumnChange, DialectChange, ViewVersionDiff
 from icenb.table.view import View
 
 __all__ = ["SQL_LIMIT", "sql_fragment", "view_metadata_repr", "view_version_repr"]
@@ -40,7 +41,7 @@ SQL_LIMIT = 4000
 def _sql_cut(sql: str) -> str:
     if len(sql) <= SQL_LIMIT:
         return sql
-    return sql[:SQL_LIMIT] + f"\n… {len(sql) - SQL_LIMIT:,} more characters …"
+    return sql[:SQL_LIMIT] + "\n" + fmt.hidden(len(sql) - SQL_LIMIT, "characters")
 
 
 def sql_fragment(dialect: str, sql: str) -> Rendered:
@@ -55,7 +56,7 @@ def _rep_fragment(rep: Any) -> Rendered:
         return sql_fragment(rep.dialect, rep.sql)
     if isinstance(rep, UnknownViewRepresentation):
         keys = ", ".join(sorted(str(k) for k in rep.raw))
-        note = f"unknown representation type; keys: {keys}"
+        note = t("unknown representation type; keys: {keys}", keys=keys)
         return Rendered(f"{h.badge(rep.type, 'warn')} {h.muted(note)}", f"[{rep.type}] {note}")
     return Rendered(h.esc(rep), fmt.cut(rep))
 
@@ -71,7 +72,7 @@ def _reps_fragment(reps: Sequence[Any]) -> Rendered:
         html.insert(split, h.muted(line))
         text.insert(split, line)
     if not parts:
-        return Rendered(h.muted("no representations"), "no representations")
+        return Rendered(h.muted(t("no representations")), t("no representations"))
     return Rendered("".join(html), "\n".join(text))
 
 
@@ -91,8 +92,8 @@ def unknown_representation_repr(rep: UnknownViewRepresentation) -> Rendered:
 def view_history_entry_repr(e: ViewHistoryEntry) -> Rendered:
     """A version-log entry: when a version became current (spec: Version log)."""
     ts = fmt.timestamp(e.timestamp_ms)
-    return Rendered(f"{h.muted(ts)} version {h.code(e.version_id)}",
-                    f"{ts}  version {e.version_id}")
+    return Rendered(f"{h.muted(ts)} {t('version')} {h.code(e.version_id)}",
+                    f"{ts}  {t('version')} {e.version_id}")
 
 
 def _summary_pairs(summary: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -100,19 +101,19 @@ def _summary_pairs(summary: Mapping[str, str]) -> list[tuple[str, str]]:
 
 
 def _namespace(ns: Sequence[str] | None) -> str:
-    return ".".join(ns) if ns else "(empty)"
+    return ".".join(ns) if ns else "(" + t("empty") + ")"
 
 
 def _version_pairs(v: ViewVersion | DraftViewVersion) -> list[tuple[str, str]]:
-    pairs = [("version id", str(v.version_id)),
-             ("timestamp", fmt.timestamp(v.timestamp_ms) + " UTC")]
+    pairs = [(t("version id"), str(v.version_id)),
+             (t("timestamp"), fmt.timestamp(v.timestamp_ms) + " UTC")]
     if isinstance(v, ViewVersion):
-        pairs += [("schema id", str(v.schema_id)),
-                  ("default catalog", v.default_catalog or "(the view's catalog)"),
-                  ("default namespace", _namespace(v.default_namespace))]
+        pairs += [(t("schema id"), str(v.schema_id)),
+                  (t("default catalog"), v.default_catalog or t("(the view's catalog)")),
+                  (t("default namespace"), _namespace(v.default_namespace))]
     else:
         parent = v.parent_version_id
-        pairs.append(("parent version", "-" if parent is None else str(parent)))
+        pairs.append((t("parent version"), "-" if parent is None else str(parent)))
     return pairs
 
 
@@ -124,15 +125,16 @@ def view_version_repr(v: ViewVersion | DraftViewVersion) -> Rendered:
     reps = _reps_fragment(v.representations)
     body = h.kv((k, h.esc(val)) for k, val in pairs)
     if summary:
-        body += h.section("summary", h.kv((k, h.esc(val)) for k, val in summary), open=True)
-    body += h.section("representations", reps.html, open=True,
+        body += h.section(t("summary"), h.kv((k, h.esc(val)) for k, val in summary),
+                          open=True)
+    body += h.section(t("representations"), reps.html, open=True,
                       count=str(len(v.representations)))
-    html = h.card("View version", f"version {v.version_id}",
+    html = h.card(t("View version"), t("version {id}", id=v.version_id),
                   h.muted(fmt.timestamp(v.timestamp_ms)), body)
-    text = [f"View version {v.version_id}", tx.kv(pairs, indent="  ")]
+    text = [f"{t('View version')} {v.version_id}", tx.kv(pairs, indent="  ")]
     if summary:
-        text.append("  summary:\n" + tx.kv(summary, indent="    "))
-    text.append("  representations:\n" + tx.indent(reps.text, "    "))
+        text.append(f"  {t('summary')}:\n" + tx.kv(summary, indent="    "))
+    text.append(f"  {t('representations')}:\n" + tx.indent(reps.text, "    "))
     return Rendered(html, "\n".join(text))
 
 
@@ -154,13 +156,14 @@ def _versions_table(md: ViewMetadata | DraftViewMetadata) -> Rendered:
                                                DraftSQLViewRepresentation)))
         schema = str(v.schema_id) if isinstance(v, ViewVersion) else "-"
         op = " ".join(x for x in (v.summary.get("operation"), _engine(v.summary)) if x)
-        html_rows.append([h.code(v.version_id) + (" " + h.badge("current", "current")
+        html_rows.append([h.code(v.version_id) + (" " + h.badge(t("current"), "current")
                                                   if current else ""),
                           h.esc(fmt.timestamp(v.timestamp_ms)), h.esc(schema), h.esc(op),
                           h.esc(dialects)])
         text_rows.append([str(v.version_id) + (" *" if current else ""),
                           fmt.timestamp(v.timestamp_ms), schema, op, dialects])
-    headers = ["version", "timestamp", "schema", "operation / engine", "dialects"]
+    headers = [t("version"), t("timestamp"), t("schema"), t("operation / engine"),
+               t("dialects")]
     return Rendered(fold_html(headers, html_rows, n_hidden, "versions"),
                     fold_text(headers, text_rows, n_hidden, "versions"))
 
@@ -168,7 +171,7 @@ def _versions_table(md: ViewMetadata | DraftViewMetadata) -> Rendered:
 def _log_table(log: Sequence[ViewHistoryEntry]) -> Rendered:
     head, n_hidden, tail = fmt.fold(log, get_options().display_max_snapshots)
     rows = [[fmt.timestamp(e.timestamp_ms), str(e.version_id)] for e in (*head, *tail)]
-    headers = ["timestamp", "version"]
+    headers = [t("timestamp"), t("version")]
     return Rendered(fold_html(headers, [[h.esc(c) for c in r] for r in rows], n_hidden,
                               "log entries"),
                     fold_text(headers, rows, n_hidden, "log entries"))
@@ -208,53 +211,56 @@ def _view_card(md: ViewMetadata | DraftViewMetadata, *, name: str | None = None,
     schema_id = _current_schema_id(md)
     schema = md.schema_by_id(schema_id) if schema_id is not None else None
     pairs: list[tuple[str, str]] = [
-        ("view uuid", md.view_uuid or "-"),
-        ("format version", str(md.format_version) + (" (early draft)" if draft else "")),
-        ("location", fmt.cut(md.location)),
-        ("current version", str(md.current_version_id)
-         + ("" if cur is not None else " (missing)")),
-        ("versions", fmt.count(len(md.versions))),
-        ("version log", fmt.count(len(md.version_log))),
-        ("schemas", fmt.count(len(md.schemas))),
+        (t("view uuid"), md.view_uuid or "-"),
+        (t("format version"), str(md.format_version)
+         + (" (" + t("early draft") + ")" if draft else "")),
+        (t("location"), fmt.cut(md.location)),
+        (t("current version"), str(md.current_version_id)
+         + ("" if cur is not None else " (" + t("missing") + ")")),
+        (t("versions"), fmt.count(len(md.versions))),
+        (t("version log"), fmt.count(len(md.version_log))),
+        (t("schemas"), fmt.count(len(md.schemas))),
     ]
     if metadata_file is not None:
-        pairs.insert(3, ("metadata file", fmt.cut(metadata_file)))
+        pairs.insert(3, (t("metadata file"), fmt.cut(metadata_file)))
     if isinstance(md, ViewMetadata) and md.converted_from_draft:
-        pairs.append(("converted", "from an early-draft document"))
+        pairs.append((t("converted"), t("from an early-draft document")))
+    no_version = t("current version {id} is missing", id=md.current_version_id)
     reps = _reps_fragment(cur.representations) if cur is not None else Rendered(
-        h.error(f"current version {md.current_version_id} is missing"),
-        f"current version {md.current_version_id} is missing")
-    schema_r = render(schema) if schema is not None else Rendered(
-        h.muted(f"schema {schema_id} not found"), f"schema {schema_id} not found")
+        h.error(no_version), no_version)
+    no_schema = t("schema {id} not found", id=schema_id)
+    schema_r = render(schema) if schema is not None else Rendered(h.muted(no_schema),
+                                                                  no_schema)
     versions_r = _versions_table(md)
     log_r = _log_table(md.version_log)
     props_r = properties_fragment(md.properties)
     body = (h.kv((k, h.esc(v)) for k, v in pairs)
-            + h.section("current SQL", reps.html, open=True,
+            + h.section(t("current SQL"), reps.html, open=True,
                         count=fmt.plural(len(cur.representations), "dialect")
                         if cur is not None else None)
-            + h.section("schema", schema_r.html, open=True,
-                        count=f"id {schema_id}" if schema_id is not None else None)
-            + h.section("versions", versions_r.html, count=fmt.count(len(md.versions)))
-            + h.section("version log", log_r.html, count=fmt.count(len(md.version_log)))
-            + h.section("properties", props_r.html, count=str(len(md.properties))))
+            + h.section(t("schema"), schema_r.html, open=True,
+                        count=t("id {id}", id=schema_id) if schema_id is not None else None)
+            + h.section(t("versions"), versions_r.html, count=fmt.count(len(md.versions)))
+            + h.section(t("version log"), log_r.html, count=fmt.count(len(md.version_log)))
+            + h.section(t("properties"), props_r.html, count=str(len(md.properties))))
     if cur is not None and cur.summary:
-        body += h.section("current version summary",
+        body += h.section(t("current version summary"),
                           h.kv((k, h.esc(v)) for k, v in _summary_pairs(cur.summary)))
-    kind = "View" if name is not None else (
+    kind = t("View") if name is not None else t(
         "View metadata (draft)" if draft else "View metadata")
     title = name if name is not None else (fmt.file_name(md.location) or md.location)
-    html = h.card(kind, title, h.muted(f"version {md.current_version_id}"), body)
-    head = (f"View {name}  (version {md.current_version_id} of {len(md.versions)})"
+    html = h.card(kind, title, h.muted(t("version {id}", id=md.current_version_id)), body)
+    head = (t("View {name}  (version {id} of {n})", name=name, id=md.current_version_id,
+              n=len(md.versions))
             if name is not None else
             f"{'DraftViewMetadata' if draft else 'ViewMetadata'} {md.location}")
     text = [head,
             tx.kv(pairs, indent="  "),
-            "  current SQL:\n" + tx.indent(reps.text, "    "),
-            "  schema:\n" + tx.indent(schema_r.text, "    "),
-            "  versions:\n" + tx.indent(versions_r.text, "  ")]
+            f"  {t('current SQL')}:\n" + tx.indent(reps.text, "    "),
+            f"  {t('schema')}:\n" + tx.indent(schema_r.text, "    "),
+            f"  {t('versions')}:\n" + tx.indent(versions_r.text, "  ")]
     if md.properties:
-        text.append("  properties:\n" + tx.indent(props_r.text, "  "))
+        text.append(f"  {t('properties')}:\n" + tx.indent(props_r.text, "  "))
     return Rendered(html, "\n".join(text))
 
 
@@ -290,13 +296,17 @@ def _dialect_summary(d: DialectChange) -> str:
 def view_version_diff_repr(diff: ViewVersionDiff) -> Rendered:
     """Two view versions compared: SQL per dialect as a diff, columns, defaults."""
     a, b = diff.a.version_id, diff.b.version_id
-    col_rows = [[c.kind, c.name, c.before or "", c.after or ""] for c in diff.columns]
-    headers = ["change", "column", f"version {a}", f"version {b}"]
+    def value(c: ColumnChange, text: str | None) -> str:
+        return t(text) if c.kind == NULLABILITY and text else text or ""
+
+    col_rows = [[t(c.kind), c.name, value(c, c.before), value(c, c.after)]
+                for c in diff.columns]
+    headers = [t("change"), t("column"), t("version {id}", id=a), t("version {id}", id=b)]
     html_parts = []
-    text_parts = [f"View {diff.view_name}: version {a} -> {b}"
-                  + (" (no difference)" if diff.same else "")]
+    text_parts = [t("View {name}: version {a} -> {b}", name=diff.view_name, a=a, b=b)
+                  + (" (" + t("no difference") + ")" if diff.same else "")]
     for d in diff.dialects:
-        state = _dialect_summary(d)
+        state = t(_dialect_summary(d))
         if d.changed and d.sql_a is not None and d.sql_b is not None:
             body = _diff_html(d.diff)
             text = "\n".join(d.diff)
@@ -306,18 +316,20 @@ def view_version_diff_repr(diff: ViewVersionDiff) -> Rendered:
         html_parts.append(h.section(f"SQL [{d.dialect}]", body, open=d.changed, count=state))
         text_parts.append(f"  SQL [{d.dialect}] {state}:\n" + tx.indent(text, "    "))
     if col_rows:
-        html_parts.append(h.section("columns", h.table(headers, col_rows), open=True,
+        html_parts.append(h.section(t("columns"), h.table(headers, col_rows), open=True,
                                     count=fmt.plural(len(col_rows), "change")))
-        text_parts.append("  columns:\n" + tx.indent(tx.table(headers, col_rows), "    "))
+        text_parts.append(f"  {t('columns')}:\n"
+                          + tx.indent(tx.table(headers, col_rows), "    "))
     else:
-        html_parts.append(h.muted("same columns"))
-        text_parts.append("  same columns")
+        html_parts.append(h.muted(t("same columns")))
+        text_parts.append("  " + t("same columns"))
     if diff.defaults:
-        rows = [list(x) for x in diff.defaults]
-        dh = ["default", f"version {a}", f"version {b}"]
-        html_parts.append(h.section("defaults", h.table(dh, rows), open=True))
-        text_parts.append("  defaults:\n" + tx.indent(tx.table(dh, rows), "    "))
-    sub = h.muted("no difference" if diff.same else
-                  f"schema {diff.a.schema_id} -> {diff.b.schema_id}")
-    html = h.card("View versions", f"{diff.view_name}: {a} → {b}", sub, "".join(html_parts))
+        rows = [[t(x[0]), x[1], x[2]] for x in diff.defaults]
+        dh = [t("default"), t("version {id}", id=a), t("version {id}", id=b)]
+        html_parts.append(h.section(t("defaults"), h.table(dh, rows), open=True))
+        text_parts.append(f"  {t('defaults')}:\n" + tx.indent(tx.table(dh, rows), "    "))
+    sub = h.muted(t("no difference") if diff.same else
+                  t("schema {a} -> {b}", a=diff.a.schema_id, b=diff.b.schema_id))
+    html = h.card(t("View versions"), f"{diff.view_name}: {a} → {b}", sub,
+                  "".join(html_parts))
     return Rendered(html, "\n".join(text_parts))
