@@ -457,7 +457,218 @@ ZH: dict[str, str] = {
     'View {name}: version {a} -> {b}': '视图 {name}：版本 {a} -> {b}',
     'no difference': '没有差异',
     'same columns': '列相同',
-    'default': '默认值',
+    'default': '默认',
     'schema {a} -> {b}': '模式 {a} -> {b}',
     'View versions': '视图版本',
+    # ---- schema and partition spec history
+    'identifier fields: {names}': '标识符字段：{names}',
+    'dropped': '已删除',
+    'renamed': '已重命名',
+    'promoted': '类型提升',
+    'voided': '已置为 void',
+    'changes': '变更',
+    '{n:,} more': '另 {n:,} 个',
+    'changes from the schema before': '相对上一个模式的变更',
+    'schema versions': '模式版本',
+    'Schema versions': '模式版本',
+    'Schema history': '模式历史',
+    'one node per schema, edges list the changes from one to the next':
+        '每个模式一个节点，边上列出相邻两个模式之间的变更',
+    '{snapshots} without a known schema id': '{snapshots}没有已知的模式 ID',
+    'type? = optional; [..] = changes from the version before':
+        'type? = 可选；[..] = 相对上一个版本的变更',
+    'Fields by id across schemas': '各模式中按 ID 排列的字段',
+    'specs': '分区规范',
+    'no partition fields in any spec': '所有分区规范中都没有分区字段',
+    'delete records': '删除记录',
+    'changes from the spec before': '相对上一个分区规范的变更',
+    'spec id {id} (not in the metadata): {data} data files, {deletes} delete files':
+        '分区规范 ID {id}（不在元数据中）：{data} 个数据文件，{deletes} 个删除文件',
+    'no live files': '没有有效文件',
+    '{data} data / {deletes} delete files': '{data} 个数据文件 / {deletes} 个删除文件',
+    'partition specs': '分区规范',
+    'Partition specs': '分区规范',
+    'Spec history': '分区规范历史',
+    'one node per partition spec with the live files written with it':
+        '每个分区规范一个节点，附带用它写入的有效文件',
+    'no snapshot': '没有快照',
+    'default spec {id}; files in {where}': '默认分区规范 {id}；文件来自{where}',
+    'partition field': '分区字段',
+    'Partition fields by id across specs': '各分区规范中按 ID 排列的分区字段',
+    'Specs and the live files that use them': '分区规范及使用它们的有效文件',
+    'Partition spec history': '分区规范历史',
+    # ---- metadata trees
+    'removes {ordinals}': '移除 {ordinals}',
+    '{data} data, {deletes} delete': '{data} 个数据清单，{deletes} 个删除清单',
+    'live file': '有效文件',
+    'not saved': '未保存',
+    'no operation': '无操作',
+    'seq {n}': '序列号 {n}',
+    'deleted row': '已删除的行',
+    'on {columns}': '作用于列 {columns}',
+    'the table has no snapshots yet: no manifest list, manifests or files':
+        '该表还没有快照：没有清单列表、清单文件或数据文件',
+    'the table has no current snapshot; name a snapshot id or ref':
+        '该表没有当前快照；请指定快照 ID 或引用',
+    'Manifest list': '清单列表',
+    'Root manifest': '根清单',
+    'v1: manifests listed in the metadata': 'v1：清单文件直接列在元数据中',
+    'manifest DV': '清单删除向量',
+    'no manifests': '没有清单文件',
+    'manifest': '清单文件',
+    'inline': '内联',
+    'no entries': '没有条目',
+    'Table metadata {file} (format v{v})': '表元数据 {file}（格式 v{v}）',
+    'snapshot {id} ({op}, seq {n})': '快照 {id}（{op}，序列号 {n}）',
+    '({added} added, {existing} existing, {deleted} deleted)':
+        '（{added} 已添加，{existing} 现有的，{deleted} 已删除）',
+    'Metadata tree': '元数据树',
+    'Manifests': '清单文件',
+    'added files': '新增文件',
+    'existing': '现有的',
+    'deleted': '已删除',
+    'data seq': '数据序列号',
+    # ---- metadata graphs, v4 layouts, layout comparisons
+    'root of {id}': '{id} 的根清单',
+    'ordinals not read': '未读取序号',
+    'removed by {dvs}': '被 {dvs} 移除',
+    'Manifests (v1: listed in the metadata)': '清单文件（v1：列在元数据中）',
+    'File': '文件',
+    'not read: {error}': '未读取：{error}',
+    'Manifest list (v3 equivalent)': '清单列表（v3 等价）',
+    'not written: a v4 snapshot': '未写入：v4 快照',
+    "1 manifest for the root's {files}": '1 个清单文件，容纳根清单中的{files}',
+    'Root manifest (derived)': '根清单（推导）',
+    'root manifest not read: {error}': '根清单未读取：{error}',
+    'Manifest deletion vectors (each applies to one leaf manifest):':
+        '清单删除向量（每个作用于一个叶清单）：',
+    'added by {id}': '由 {id} 添加',
+    '{dv} applies to {target}, removes {ordinals} ({how})':
+        '{dv} 作用于 {target}，移除 {ordinals}（{how}）',
+    'Snapshots (each root manifest and what it holds):': '快照（每个根清单及其内容）：',
+    'Snapshots (each manifest list or root manifest and what it holds):':
+        '快照（每个清单列表或根清单及其内容）：',
+    'Snapshots (each manifest list and the manifests it holds):':
+        '快照（每个清单列表及其包含的清单文件）：',
+    'manifest list not read: {error}': '清单列表未读取：{error}',
+    'manifests in metadata': '元数据中的清单文件',
+    'Manifests (each once; EXISTING in a later list = reused):':
+        '清单文件（每个只出现一次；在之后的列表中为 EXISTING = 被复用）：',
+    'Metadata graph of {location} (format v{v})': '{location} 的元数据图（格式 v{v}）',
+    'Metadata graph': '元数据图',
+    '{snapshots} of {location}': '{location} 的{snapshots}',
+    ('One node per manifest and file, shared across snapshots; edge labels: entry status '
+     '(ADDED / EXISTING / DELETED).'):
+        ('每个清单文件和数据文件一个节点，在快照之间共享；边标签：条目状态（ADDED / '
+         'EXISTING / DELETED）。'),
+    (" v4 (experimental): #n = a leaf row's ordinal; a manifest DV names the rows it "
+     'removes, drawn dotted grey.'):
+        ' v4（实验性）：#n = 叶清单行的序号；清单删除向量列出它移除的行，以灰色点线绘制。',
+    'v4 layout': 'v4 布局',
+    'v4 layout, drawn: experimental single-file-commits proposal':
+        'v4 布局，绘制：实验性的单文件提交提案',
+    'Note: {note}': '注：{note}',
+    ('Drawn from content entries (no table): snapshot → root manifest → entries; edge '
+     'labels: entry status and leaf ordinals.'):
+        '由内容条目绘制（无表）：快照 → 根清单 → 条目；边标签：条目状态和叶清单序号。',
+    'derived from the manifest list (proposal: Upgrade)': '由清单列表推导（提案：Upgrade）',
+    'top-level metadata files (manifest list / root manifest)':
+        '顶层元数据文件（清单列表 / 根清单）',
+    'data manifests': '数据清单',
+    'delete manifests': '删除清单',
+    'content files listed in the top-level file': '顶层文件中列出的内容文件',
+    'manifest deletion vectors': '清单删除向量',
+    'metadata files a reader opens to plan (top-level + manifests)':
+        '读取方规划时打开的元数据文件（顶层 + 清单文件）',
+    'live data files': '有效数据文件',
+    'live delete files': '有效删除文件',
+    'v4 proposal (experimental, not adopted): how the first v4 commit would lay out this state':
+        'v4 提案（实验性，未采纳）：第一次 v4 提交会如何布局此状态',
+    'v4 root manifest (experimental format: the single-file-commits proposal)':
+        'v4 根清单（实验性格式：单文件提交提案）',
+    'v1-v3: snapshot → manifest list → manifests → files':
+        'v1-v3：快照 → 清单列表 → 清单文件 → 文件',
+    'Manifest list layout': '清单列表布局',
+    'Root manifest layout': '根清单布局',
+    'root: ': '根清单：',
+    'time': '时间',
+    'manifest list holds': '清单列表包含',
+    'added by': '添加者',
+    'in manifest lists': '所在的清单列表',
+    'removes': '移除',
+    'stored': '存储',
+    'manifest DVs': '清单删除向量',
+    'in manifests': '所在的清单文件',
+    'Snapshots': '快照',
+    'Manifest deletion vectors': '清单删除向量',
+    'leaf manifest': '叶清单',
+    'v1-v3 manifest list': 'v1-v3 清单列表',
+    'v4 root manifest': 'v4 根清单',
+    'What a reader opens': '读取方打开的文件',
+    ("Counts come from this snapshot's manifest list; the derived root has one entry per "
+     'manifest-list entry, so the counts only differ once v4 commits put files or manifest '
+     'deletion vectors in the root.'):
+        ('计数来自此快照的清单列表；推导出的根清单对每个清单列表条目有一个条目，因此只有在 '
+         'v4 提交把文件或清单删除向量放进根清单后，计数才会不同。'),
+    ('This snapshot has no manifest list (written as v4): the v1-v3 column counts the '
+     'fewest manifests that would hold the same files (its live leaves, and one manifest '
+     'per kind for the files its root holds).'):
+        ('此快照没有清单列表（以 v4 写入）：v1-v3 '
+         '列统计容纳相同文件所需的最少清单文件（其有效叶清单，以及为根清单持有的文件每种类型'
+         '各一个清单文件）。'),
+    'Counts come from the manifest list and the root.': '计数来自清单列表和根清单。',
+    'Root vs manifest list': '根清单与清单列表对比',
+    # ---- version logs and timelines
+    'rollback': '回滚',
+    'showing {limit:,} of {n:,} {what} (display_max_snapshots={limit})':
+        '显示 {limit:,} / {n:,} 个{what}（display_max_snapshots={limit}）',
+    '#': '#',
+    'time (UTC)': '时间 (UTC)',
+    'note': '备注',
+    'details': '详情',
+    'Entries': '条目',
+    'expired': '已过期',
+    'Snapshot log': '快照日志',
+    'current metadata, location unknown': '当前元数据，位置未知',
+    'Metadata log': '元数据日志',
+    'previous file': '之前的文件',
+    '{files} + the current one': '{files} + 当前文件',
+    'not retained': '未保留',
+    'View version log': '视图版本日志',
+    'other branches': '其他分支',
+    'no branch': '无分支',
+    'earlier snapshot': '更早的快照',
+    'and {snapshots} at this point of the axis': '以及时间轴此处的 {snapshots}',
+    'schema {a} -> {b} at {id}': '模式 {a} -> {b}，于 {id}',
+    'first write with partition spec {spec} at {id}': '首次使用分区规范 {spec} 写入，于 {id}',
+    'rolled back to {id} at {time}': '于 {time} 回滚到 {id}',
+    'schema change': '模式变更',
+    ('◆ schema change · ■ first write with a new partition spec · dashed ring: rolled back '
+     'to · flag: tag'):
+        '◆ 模式变更 · ■ 首次使用新的分区规范写入 · 虚线圈：回滚目标 · 旗标：标签',
+    '{n:,} snapshots': '{n:,} 个快照',
+    'Snapshot timeline': '快照时间线',
+    'metadata files': '元数据文件',
+    # ---- snapshot trees
+    'schema {a} → {b}': '模式 {a} → {b}',
+    'published wap.id {id}': '已发布 wap.id {id}',
+    'staged wap.id {id}': '已暂存 wap.id {id}',
+    'cherry-picked from {id}': '摘取自 {id}',
+    'not on any branch or tag': '不在任何分支或标签上',
+    'click to show them': '点击显示',
+    'missing from the metadata': '元数据中缺失',
+    'expired parent': '已过期的父快照',
+    'set current': '设为当前',
+    'cherry-picked from': '摘取自',
+    'Snapshot tree': '快照树',
+    'showing {shown:,} of {total:,} snapshots (display_max_snapshots={limit})':
+        '显示 {shown:,} / {total:,} 个快照（display_max_snapshots={limit}）',
+    '{refs} on snapshots not shown': '{refs}位于未显示的快照上',
+    '{rollbacks} in the snapshot log': '快照日志中有 {rollbacks}',
+    '+{n:,} more refs': '另 {n:,} 个引用',
+    'not on any ref': '不在任何引用上',
+    'parent {id} expired': '父快照 {id} 已过期',
+    'Snapshots shown': '显示的快照',
+    '{shown:,} of {total:,}': '{shown:,} / {total:,}',
+    'branches': '分支',
 }

@@ -16,9 +16,16 @@ from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
 from icenb.display.kit.graph import Graph
 from icenb.display.registry import Rendered, register
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.table.explore.evolution_history import (
+    DEFAULT,
+    DOC,
     DROPPED,
+    IDENTIFIER,
+    MOVED,
+    OPTIONAL,
+    REQUIRED,
     FieldChange,
     FieldVersion,
     PartitionFieldVersion,
@@ -38,6 +45,18 @@ _BADGE: dict[str, str] = {
     "moved": "muted", "identifier": "info", "transform": "warn", "voided": "deleted",
 }
 _LEGEND = "type? = optional; [..] = changes from the version before"
+#: Change kinds whose text is ``<path> <kind>``: the kind is a word to translate.
+_WORD_KINDS = frozenset({OPTIONAL, REQUIRED, DOC, DEFAULT, MOVED})
+_IDENTIFIER_PREFIX = "identifier fields: "
+
+
+def _text(c: FieldChange) -> str:
+    """A change's text with its English words in the display language (names stay)."""
+    if c.kind in _WORD_KINDS and c.text.endswith(" " + c.kind):
+        return c.text[: -len(c.kind)] + t(c.kind)
+    if c.kind == IDENTIFIER and c.text.startswith(_IDENTIFIER_PREFIX):
+        return t("identifier fields: {names}", names=c.text[len(_IDENTIFIER_PREFIX):])
+    return c.text
 
 
 class _LazyRows(Sequence[T]):
@@ -74,15 +93,15 @@ def _columns(n: int) -> tuple[list[int], int]:
 
 
 def _badges(changes: Sequence[FieldChange]) -> str:
-    return "".join(h.badge(c.kind, _BADGE.get(c.kind, "info")) for c in changes)
+    return "".join(h.badge(t(c.kind), _BADGE.get(c.kind, "info")) for c in changes)
 
 
 def _marks(changes: Sequence[FieldChange]) -> str:
-    return f"[{', '.join(c.kind for c in changes)}]" if changes else ""
+    return f"[{', '.join(t(c.kind) for c in changes)}]" if changes else ""
 
 
 def _changes_text(changes: Sequence[FieldChange], limit: int = 6) -> str:
-    shown = [c.text for c in changes[:limit]]
+    shown = [_text(c) for c in changes[:limit]]
     if len(changes) > limit:
         shown.append(fmt.hidden(len(changes) - limit, "changes"))
     return ", ".join(shown)
@@ -101,7 +120,7 @@ def _schema_cell_html(v: FieldVersion | None, changes: Sequence[FieldChange]) ->
 
 def _schema_cell_text(v: FieldVersion | None, changes: Sequence[FieldChange]) -> str:
     if v is None:
-        return "[dropped]" if any(c.kind == DROPPED for c in changes) else ""
+        return f"[{t('dropped')}]" if any(c.kind == DROPPED for c in changes) else ""
     req = "" if v.required else "?"
     marks = _marks(changes)
     return f"{v.name} {v.type}{req}" + (f" {marks}" if marks else "")
@@ -111,15 +130,15 @@ def _schema_header(hist: SchemaHistory, i: int) -> str:
     if i < 0:
         return "…"
     s = hist.schemas[i]
-    return f"schema {s.schema_id}" + (" (current)" if s.is_current else "")
+    return t("schema {id}", id=s.schema_id) + (f" ({t('current')})" if s.is_current else "")
 
 
 def _schema_grid(hist: SchemaHistory, html: bool) -> str:
     opts = get_options()
     cols, hidden_cols = _columns(len(hist.schemas))
-    headers = ["id", "field"] + [_schema_header(hist, i) for i in cols]
+    headers = [t("id"), t("field")] + [_schema_header(hist, i) for i in cols]
     more = h.muted(fmt.hidden(hidden_cols, "schemas")) if html else \
-        f"({hidden_cols:,} more)"
+        "(" + t("{n:,} more", n=hidden_cols) + ")"
 
     def row(k: int) -> list[str]:
         f = hist.fields[k]
@@ -133,10 +152,11 @@ def _schema_grid(hist: SchemaHistory, html: bool) -> str:
             else:
                 cells.append(_schema_cell_text(f.versions[i], f.changes[i]))
         if html:
-            label = h.code(latest.path) + (" " + h.badge("dropped", "deleted")
+            label = h.code(latest.path) + (" " + h.badge(t("dropped"), "deleted")
                                            if f.dropped else "")
             return [h.esc(f.field_id), label, *cells]
-        return [str(f.field_id), latest.path + (" (dropped)" if f.dropped else ""), *cells]
+        return [str(f.field_id), latest.path + (f" ({t('dropped')})" if f.dropped else ""),
+                *cells]
 
     rows = _LazyRows(len(hist.fields), row)
     if html:
@@ -146,14 +166,14 @@ def _schema_grid(hist: SchemaHistory, html: bool) -> str:
 
 def _schema_versions(hist: SchemaHistory, html: bool) -> str:
     opts = get_options()
-    headers = ["schema", "fields", "snapshots", "changes from the schema before"]
+    headers = [t("schema"), t("fields"), t("snapshots"), t("changes from the schema before")]
 
     def row(i: int) -> list[str]:
         s = hist.schemas[i]
         n_fields = len(list(_iter_ids(s.schema.fields)))
         changes = _changes_text(s.changes)
         if html:
-            cur = " " + h.badge("current", "current") if s.is_current else ""
+            cur = " " + h.badge(t("current"), "current") if s.is_current else ""
             return [h.esc(s.schema_id) + cur, h.esc(fmt.count(n_fields)),
                     h.esc(fmt.count(s.snapshot_count)), h.esc(changes)]
         return [str(s.schema_id) + (" *" if s.is_current else ""), fmt.count(n_fields),
@@ -192,7 +212,8 @@ def _version_graph(title: str, name: str, labels: Sequence[tuple[str, str, bool]
             node = node_id
             g.node(node, label, kind=kind, penwidth="2.5" if current else "1")
             change = edges[i]
-            lines.append(f"  {label.replace(chr(10), ', ')}" + (" (current)" if current else "")
+            lines.append(f"  {label.replace(chr(10), ', ')}"
+                         + (f" ({t('current')})" if current else "")
                          + (f": {change}" if change and i > 0 else ""))
         if prev is not None:
             if i >= 0 and prev_index is not None and prev_index == i - 1 and edges[i]:
@@ -206,41 +227,40 @@ def _version_graph(title: str, name: str, labels: Sequence[tuple[str, str, bool]
 def schema_graph(hist: SchemaHistory) -> Graph:
     """Schema versions as nodes left to right, each edge labelled with what changed."""
     labels = [(f"schema_{s.schema_id}",
-               f"schema {s.schema_id}\n{fmt.plural(len(list(_iter_ids(s.schema.fields))), 'field')}"
+               f"{t('schema {id}', id=s.schema_id)}\n"
+               f"{fmt.plural(len(list(_iter_ids(s.schema.fields))), 'field')}"
                f"\n{fmt.plural(s.snapshot_count, 'snapshot')}", s.is_current)
               for s in hist.schemas]
-    edges = ["\n".join(c.text for c in s.changes[:8])
+    edges = ["\n".join(_text(c) for c in s.changes[:8])
              + (f"\n{fmt.hidden(len(s.changes) - 8, 'changes')}" if len(s.changes) > 8 else "")
              for s in hist.schemas]
-    dot, text = _version_graph("schema versions", "schema_history", labels, edges, "schema",
-                               "schemas")
-    return Graph(dot, text, title="Schema versions", kind="Schema history",
-                 caption="one node per schema, edges list the changes from one to the next")
+    dot, text = _version_graph(t("schema versions"), "schema_history", labels, edges,
+                               "schema", "schemas")
+    return Graph(dot, text, title=t("Schema versions"), kind=t("Schema history"),
+                 caption=t("one node per schema, edges list the changes from one to the next"))
 
 
 @register(SchemaHistory, text_repr=True)
 def _schema_history(hist: SchemaHistory) -> Rendered:
     n = len(hist.schemas)
-    sub = (f"{fmt.plural(n, 'schema')}, {fmt.plural(len(hist.fields), 'field id')}, "
-           f"current schema {hist.current_schema_id}")
-    extra = ""
-    if hist.snapshots_without_schema:
-        extra = h.muted(f"{fmt.plural(hist.snapshots_without_schema, 'snapshot')} without a "
-                        "known schema id")
+    current = t("current schema {id}", id=hist.current_schema_id)
+    sub = f"{fmt.plural(n, 'schema')}, {fmt.plural(len(hist.fields), 'field id')}, {current}"
+    without = t("{snapshots} without a known schema id",
+                snapshots=fmt.plural(hist.snapshots_without_schema, "snapshot"))
+    extra = h.muted(without) if hist.snapshots_without_schema else ""
     graph = schema_graph(hist)
-    body = (h.section("Fields by id across schemas", _schema_grid(hist, True), open=True,
+    legend = t(_LEGEND)
+    body = (h.section(t("Fields by id across schemas"), _schema_grid(hist, True), open=True,
                       count=fmt.plural(len(hist.fields), "field"))
-            + h.muted(_LEGEND)
-            + h.section("Schema versions", _schema_versions(hist, True), count=str(n)) + extra
-            + h.section("Graph", graph.html_fragment()))
-    text = "\n".join([f"Schema history: {sub}", "", _schema_grid(hist, False), _LEGEND, "",
-                      _schema_versions(hist, False)]
-                     + ([f"{hist.snapshots_without_schema:,} snapshots without a known schema "
-                         "id"] if hist.snapshots_without_schema else []))
-    card_sub = (f"{fmt.plural(len(hist.fields), 'field id')}, current schema "
-                f"{hist.current_schema_id}")
-    return Rendered(h.card("Schema history", fmt.plural(n, "schema"), h.esc(card_sub), body),
-                    text)
+            + h.muted(legend)
+            + h.section(t("Schema versions"), _schema_versions(hist, True), count=str(n))
+            + extra + h.section(t("Graph"), graph.html_fragment()))
+    text = "\n".join([f"{t('Schema history')}: {sub}", "", _schema_grid(hist, False), legend,
+                      "", _schema_versions(hist, False)]
+                     + ([without] if hist.snapshots_without_schema else []))
+    card_sub = f"{fmt.plural(len(hist.fields), 'field id')}, {current}"
+    return Rendered(h.card(t("Schema history"), fmt.plural(n, "schema"), h.esc(card_sub),
+                           body), text)
 
 
 # --------------------------------------------------------------------------- spec history
@@ -255,7 +275,7 @@ def _spec_cell_html(v: PartitionFieldVersion | None, changes: Sequence[FieldChan
 
 def _spec_cell_text(v: PartitionFieldVersion | None, changes: Sequence[FieldChange]) -> str:
     if v is None:
-        return "[dropped]" if any(c.kind == DROPPED for c in changes) else ""
+        return f"[{t('dropped')}]" if any(c.kind == DROPPED for c in changes) else ""
     marks = _marks(changes)
     return f"{v.name} {v.term}" + (f" {marks}" if marks else "")
 
@@ -264,14 +284,15 @@ def _spec_header(hist: SpecHistory, i: int) -> str:
     if i < 0:
         return "…"
     s = hist.specs[i]
-    return f"spec {s.spec_id}" + (" (default)" if s.is_default else "")
+    return t("spec {id}", id=s.spec_id) + (f" ({t('default')})" if s.is_default else "")
 
 
 def _spec_grid(hist: SpecHistory, html: bool) -> str:
     opts = get_options()
     cols, hidden_cols = _columns(len(hist.specs))
-    headers = ["id", "field", "source"] + [_spec_header(hist, i) for i in cols]
-    more = h.muted(fmt.hidden(hidden_cols, "specs")) if html else f"({hidden_cols:,} more)"
+    headers = [t("id"), t("field"), t("source")] + [_spec_header(hist, i) for i in cols]
+    more = h.muted(fmt.hidden(hidden_cols, "specs")) if html else \
+        "(" + t("{n:,} more", n=hidden_cols) + ")"
 
     def row(k: int) -> list[str]:
         f = hist.fields[k]
@@ -286,15 +307,16 @@ def _spec_grid(hist: SpecHistory, html: bool) -> str:
                 cells.append(_spec_cell_text(f.versions[i], f.changes[i]))
         gone = f.removed
         if html:
-            label = h.code(latest.name) + (" " + h.badge("removed", "deleted") if gone else "")
+            label = h.code(latest.name) + (" " + h.badge(t("removed"), "deleted") if gone
+                                           else "")
             return [h.esc(f.field_id), label, h.esc(latest.source), *cells]
-        return [str(f.field_id), latest.name + (" (removed)" if gone else ""), latest.source,
-                *cells]
+        return [str(f.field_id), latest.name + (f" ({t('removed')})" if gone else ""),
+                latest.source, *cells]
 
     rows = _LazyRows(len(hist.fields), row)
     if not hist.fields:
-        return h.muted("no partition fields in any spec") if html else \
-            "(no partition fields in any spec)"
+        none = t("no partition fields in any spec")
+        return h.muted(none) if html else f"({none})"
     if html:
         return h.table(headers, rows, limit=opts.display_max_fields, what="fields")
     return tx.table(headers, rows, limit=opts.display_max_fields, what="fields")
@@ -312,16 +334,16 @@ def _usage_cells(u: SpecUsage | None) -> list[str]:
 
 def _spec_versions(hist: SpecHistory, html: bool) -> str:
     opts = get_options()
-    headers = ["spec", "fields", "data files", "records", "delete files", "delete records",
-               "changes from the spec before"]
+    headers = [t(x) for x in ("spec", "fields", "data files", "records", "delete files",
+                              "delete records", "changes from the spec before")]
 
     def row(i: int) -> list[str]:
         s = hist.specs[i]
-        terms = ", ".join(v.term for v in s.fields) or "unpartitioned"
+        terms = ", ".join(v.term for v in s.fields) or t("unpartitioned")
         changes = _changes_text(s.changes)
         usage = _usage_cells(s.usage)
         if html:
-            cur = " " + h.badge("default", "current") if s.is_default else ""
+            cur = " " + h.badge(t("default"), "current") if s.is_default else ""
             return [h.esc(s.spec_id) + cur, h.esc(terms), *(h.esc(c) for c in usage),
                     h.esc(changes)]
         return [str(s.spec_id) + (" *" if s.is_default else ""), terms, *usage, changes]
@@ -332,8 +354,8 @@ def _spec_versions(hist: SpecHistory, html: bool) -> str:
     else:
         out = tx.table(headers, rows, limit=opts.display_max_snapshots, what="specs")
     for u in hist.unknown_spec_usage:
-        line = (f"spec id {u.spec_id} (not in the metadata): {_n(u.data_files)} data files, "
-                f"{_n(u.delete_files)} delete files")
+        line = t("spec id {id} (not in the metadata): {data} data files, {deletes} delete files",
+                 id=u.spec_id, data=_n(u.data_files), deletes=_n(u.delete_files))
         out += ("\n" + line) if not html else h.error(line)
     return out
 
@@ -342,35 +364,38 @@ def spec_graph(hist: SpecHistory) -> Graph:
     """Partition specs as nodes left to right (with their file counts), edges with changes."""
     labels = []
     for s in hist.specs:
-        terms = "\n".join(v.term for v in s.fields[:6]) or "unpartitioned"
+        terms = "\n".join(v.term for v in s.fields[:6]) or t("unpartitioned")
         if len(s.fields) > 6:
             terms += "\n" + fmt.hidden(len(s.fields) - 6, "fields")
         u = s.usage
-        files = "no live files" if u is None else \
-            f"{_n(u.data_files)} data / {_n(u.delete_files)} delete files"
-        labels.append((f"spec_{s.spec_id}", f"spec {s.spec_id}\n{terms}\n{files}", s.is_default))
-    edges = ["\n".join(c.text for c in s.changes[:8]) for s in hist.specs]
-    dot, text = _version_graph("partition specs", "spec_history", labels, edges, "spec", "specs")
-    return Graph(dot, text, title="Partition specs", kind="Spec history",
-                 caption="one node per partition spec with the live files written with it")
+        files = t("no live files") if u is None else \
+            t("{data} data / {deletes} delete files", data=_n(u.data_files),
+              deletes=_n(u.delete_files))
+        labels.append((f"spec_{s.spec_id}", f"{t('spec {id}', id=s.spec_id)}\n{terms}\n{files}",
+                       s.is_default))
+    edges = ["\n".join(_text(c) for c in s.changes[:8]) for s in hist.specs]
+    dot, text = _version_graph(t("partition specs"), "spec_history", labels, edges, "spec",
+                               "specs")
+    return Graph(dot, text, title=t("Partition specs"), kind=t("Spec history"),
+                 caption=t("one node per partition spec with the live files written with it"))
 
 
 @register(SpecHistory, text_repr=True)
 def _spec_history(hist: SpecHistory) -> Rendered:
     n = len(hist.specs)
-    where = "no snapshot" if hist.snapshot_id is None else f"snapshot {hist.snapshot_id}"
-    sub = (f"{fmt.plural(n, 'spec')}, {fmt.plural(len(hist.fields), 'partition field')}, "
-           f"default spec {hist.default_spec_id}; files in {where}")
+    where = t("no snapshot") if hist.snapshot_id is None else t("snapshot {id}",
+                                                                 id=hist.snapshot_id)
+    default = t("default spec {id}; files in {where}", id=hist.default_spec_id, where=where)
+    sub = f"{fmt.plural(n, 'spec')}, {fmt.plural(len(hist.fields), 'partition field')}, {default}"
     graph = spec_graph(hist)
-    body = (h.section("Partition fields by id across specs", _spec_grid(hist, True), open=True,
-                      count=fmt.plural(len(hist.fields), "field"))
-            + h.section("Specs and the live files that use them", _spec_versions(hist, True),
-                        open=True, count=str(n))
-            + h.section("Graph", graph.html_fragment()))
-    text = "\n".join([f"Spec history: {sub}", "", _spec_grid(hist, False), "",
+    body = (h.section(t("Partition fields by id across specs"), _spec_grid(hist, True),
+                      open=True, count=fmt.plural(len(hist.fields), "field"))
+            + h.section(t("Specs and the live files that use them"),
+                        _spec_versions(hist, True), open=True, count=str(n))
+            + h.section(t("Graph"), graph.html_fragment()))
+    text = "\n".join([f"{t('Spec history')}: {sub}", "", _spec_grid(hist, False), "",
                       _spec_versions(hist, False)])
-    card_sub = (f"{fmt.plural(len(hist.fields), 'partition field')}, default spec "
-                f"{hist.default_spec_id}; files in {where}")
-    return Rendered(h.card("Partition spec history", fmt.plural(n, "spec"), h.esc(card_sub),
-                           body), text)
+    card_sub = f"{fmt.plural(len(hist.fields), 'partition field')}, {default}"
+    return Rendered(h.card(t("Partition spec history"), fmt.plural(n, "spec"),
+                           h.esc(card_sub), body), text)
 

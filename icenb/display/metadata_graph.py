@@ -33,6 +33,7 @@ from icenb.display.kit.fmt import (
 )
 from icenb.display.kit.graph import Graph
 from icenb.display.registry import Rendered, register
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.table.explore.metadata_graph import (
     ContentType,
@@ -93,7 +94,7 @@ class _Ids:
         self.manifest = {m.path: f"M{i + 1}" for i, m in enumerate(g.manifests)}
         self.file = {f.key: f"F{i + 1}" for i, f in enumerate(g.files)}
         self.dv = {d.key: f"DV{i + 1}" for i, d in enumerate(g.manifest_dvs)}
-        self.root = {r.location: f"root of {self.snapshot.get(r.snapshot_id, '?')}"
+        self.root = {r.location: t("root of {id}", id=self.snapshot.get(r.snapshot_id, "?"))
                      for r in g.roots}
 
 
@@ -161,8 +162,8 @@ class _View:
 def _snapshot_label(s: SnapshotNode, short_id: str) -> str:
     if s.label is not None:
         return f"{short_id} · {_short(s.label, 40)}"
-    lines = [f"{short_id} · Snapshot {s.snapshot_id}",
-             f"{s.operation or 'no operation'} · seq {s.sequence_number}",
+    lines = [f"{short_id} · {t('Snapshot')} {s.snapshot_id}",
+             f"{s.operation or t('no operation')} · {t('seq {n}', n=s.sequence_number)}",
              timestamp(s.timestamp_ms)]
     if s.refs:
         lines.append(names([_short(r, 24) for r in s.refs], 3))
@@ -170,10 +171,10 @@ def _snapshot_label(s: SnapshotNode, short_id: str) -> str:
 
 
 def _root_label(s: SnapshotNode) -> str:
-    lines = ["Root manifest"]
+    lines = [t("Root manifest")]
     if s.label is None and s.root_manifest is not None:
         lines.append(_short(file_name(s.root_manifest), 36))
-    lines.append("unreadable" if s.error is not None
+    lines.append(t("unreadable") if s.error is not None
                  else plural(s.manifests_total, "entry", "entries"))
     return "\n".join(lines)
 
@@ -181,23 +182,24 @@ def _root_label(s: SnapshotNode) -> str:
 def _ordinals(d: ManifestDVNode, limit: int = 8) -> str:
     """``#1, #3`` (the leaf rows the DV removes), or why they are not known."""
     if d.ordinals is None:
-        return "ordinals not read" if d.error is None else "unreadable"
+        return t("ordinals not read") if d.error is None else t("unreadable")
     shown = [f"#{o}" for o in d.ordinals[:limit]]
     more = d.cardinality - len(shown)
-    return ", ".join(shown) + (f", +{more:,} more" if more > 0 else "")
+    return ", ".join(shown) + (", " + t("+{n:,} more", n=more) if more > 0 else "")
 
 
 def _dv_label(d: ManifestDVNode, short_id: str) -> str:
-    return "\n".join([f"{short_id} · Manifest DV", "inline" if d.inline else
+    return "\n".join([f"{short_id} · {t('Manifest DV')}", t("inline") if d.inline else
                       _short(file_name(d.location)),
-                      f"removes {plural(d.cardinality, 'row')}"])
+                      t("removes {ordinals}", ordinals=plural(d.cardinality, "row"))])
 
 
 def _entry_label(e: EntryEdge, ids: _Ids) -> str:
     """A leaf row's edge label: ordinal (v4), status, and the DVs that remove it."""
     label = e.status if e.ordinal is None else f"#{e.ordinal} {e.status}"
     if e.removed_by:
-        label += "\nremoved by " + ", ".join(ids.dv.get(k, "DV") for k in e.removed_by)
+        label += "\n" + t("removed by {dvs}",
+                          dvs=", ".join(ids.dv.get(k, "DV") for k in e.removed_by))
     return label
 
 
@@ -205,21 +207,21 @@ def _list_label(s: SnapshotNode, base: str) -> str:
     if s.has_root:
         return _root_label(s)
     if s.manifest_list is None:
-        lines = ["Manifests (v1: listed in the metadata)"]
+        lines = [t("Manifests (v1: listed in the metadata)")]
     else:
-        lines = ["Manifest list", _short(file_name(short_path(s.manifest_list, base)), 36)]
+        lines = [t("Manifest list"), _short(file_name(short_path(s.manifest_list, base)), 36)]
     if s.error is not None:
-        lines.append("unreadable")
+        lines.append(t("unreadable"))
     else:
         lines.append(plural(s.manifests_total, "manifest"))
     return "\n".join(lines)
 
 
 def _manifest_label(m: ManifestNode, short_id: str) -> str:
-    word = "Delete manifest" if m.kind == "delete_manifest" else "Data manifest"
+    word = t("Delete manifest" if m.kind == "delete_manifest" else "Data manifest")
     lines = [f"{short_id} · {word}", _short(file_name(m.path))]
     if m.error is not None:
-        lines.append("unreadable")
+        lines.append(t("unreadable"))
     elif m.entries_total is not None:
         lines.append(plural(m.entries_total, "entry", "entries"))
     return "\n".join(lines)
@@ -232,7 +234,7 @@ def _node_file_name(f: FileNode, shorten: bool = True) -> str:
 
 
 def _file_label(f: FileNode, short_id: str) -> str:
-    lines = [f"{short_id} · {_FILE_WORDS.get(f.kind, 'File')}", _node_file_name(f)]
+    lines = [f"{short_id} · {t(_FILE_WORDS.get(f.kind, 'File'))}", _node_file_name(f)]
     facts = []
     if f.record_count is not None:
         facts.append(plural(f.record_count, "row"))
@@ -270,14 +272,14 @@ def _draw_leaves(dot: Dot, g: MetadataGraph, view: _View, ids: _Ids, prefix: str
             dot.node(f"{mid}_more", hidden(n, "entries"), kind="folded")
             dot.edge(mid, f"{mid}_more", style="dotted")
         if m.error is not None:
-            dot.node(f"{mid}_err", cut(f"not read: {m.error}"), kind="removed")
+            dot.node(f"{mid}_err", cut(t("not read: {error}", error=m.error)), kind="removed")
             dot.edge(mid, f"{mid}_err", style="dotted")
     # a deletion vector names the data file it applies to (spec: referenced_data_file)
     for f in view.files:
         target = ids.file.get((f.referenced_data_file or "", None))
         fid = f"{prefix}{ids.file[f.key]}"
         if target and dot.has_node(fid) and dot.has_node(f"{prefix}{target}"):
-            dot.edge(fid, f"{prefix}{target}", label="applies to", style="dashed",
+            dot.edge(fid, f"{prefix}{target}", label=t("applies to"), style="dashed",
                      constraint="false")
 
 
@@ -305,10 +307,12 @@ def _draw_root(dot: Dot, view: _View, ids: _Ids, s: SnapshotNode, lid: str) -> N
             dot.node(did, _dv_label(d, did), kind="manifest_dv", tooltip=d.location)
             target = ids.manifest.get(d.referenced_file)
             if target is not None and any(m.path == d.referenced_file for m in view.manifests):
-                dot.edge(did, target, label=f"applies to\nremoves {_ordinals(d)}",
+                dot.edge(did, target, label=f"{t('applies to')}\n"
+                         + t("removes {ordinals}", ordinals=_ordinals(d)),
                          style="dashed", constraint="false")
             if d.error is not None:
-                dot.node(f"{did}_err", cut(f"not read: {d.error}"), kind="removed")
+                dot.node(f"{did}_err", cut(t("not read: {error}", error=d.error)),
+                         kind="removed")
                 dot.edge(did, f"{did}_err", style="dotted")
         dot.edge(lid, did, label=de.status, **_edge_style(de.status))
 
@@ -351,7 +355,7 @@ def metadata_graph_dot(g: MetadataGraph) -> str:
             dot.node(f"{lid}_more", hidden(n, "manifests"), kind="folded")
             dot.edge(lid, f"{lid}_more", style="dotted")
         if s.error is not None:
-            dot.node(f"{lid}_err", cut(f"not read: {s.error}"), kind="removed")
+            dot.node(f"{lid}_err", cut(t("not read: {error}", error=s.error)), kind="removed")
             dot.edge(lid, f"{lid}_err", style="dotted")
     if list_ids:
         dot.same_rank(list_ids)
@@ -387,7 +391,7 @@ def _top_table(dot: Dot, node_id: str, title: str, subtitle: str, kind: str,
     if n_hidden:
         fields.append(_record_text(hidden(n_hidden, "entries")))
     if not rows:
-        fields.append("no entries")
+        fields.append(_record_text(t("no entries")))
     fill, stroke = PALETTE.get(kind, PALETTE["folded"])
     label = "{" + "|".join(fields) + "}"
     dot.raw(f'{quote(node_id)} [shape="Mrecord" style="filled" fillcolor="{fill}" '
@@ -399,9 +403,9 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
     g = c.graph
     view, ids = _View(g), _Ids(g)
     snap = c.snapshot
-    sid_label = (f"Snapshot {c.snapshot_id}" if snap is None else
-                 f"Snapshot {c.snapshot_id}\n{snap.operation or 'no operation'} · seq "
-                 f"{snap.sequence_number}")
+    sid_label = (f"{t('Snapshot')} {c.snapshot_id}" if snap is None else
+                 f"{t('Snapshot')} {c.snapshot_id}\n{snap.operation or t('no operation')} · "
+                 f"{t('seq {n}', n=snap.sequence_number)}")
     manifests = view.manifests
     # left: manifest list
     left = Dot("manifest_list_layout", rankdir="TB")
@@ -416,24 +420,25 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
                      content, e.status))
     list_name = "" if snap is None or snap.manifest_list is None else _short(
         file_name(snap.manifest_list), 40)
-    list_title = "Manifest list"
+    list_title = t("Manifest list")
     if snap is not None and snap.has_root:
         # a v4 snapshot has no manifest list: the fewest v3 manifests holding its files
-        list_title, list_name = "Manifest list (v3 equivalent)", "not written: a v4 snapshot"
+        list_title = t("Manifest list (v3 equivalent)")
+        list_name = t("not written: a v4 snapshot")
         for kind, word in (("data", "data files"), ("deletes", "delete files")):
             n = sum(1 for e in view.root_files.get(c.snapshot_id, [])
                     if e.status != "DELETED" and (
                         (view.file_by_key[e.file_key].kind == "data_file") == (kind == "data")))
             if n:
-                rows.append((f"X{kind}", f"1 manifest for the root's {plural(n, word[:-1])}",
-                             kind, "ADDED"))
+                rows.append((f"X{kind}", t("1 manifest for the root's {files}",
+                                           files=plural(n, word[:-1])), kind, "ADDED"))
     _top_table(left, "L", list_title, list_name, "manifest_list", rows,
                view.lists_hidden.get(c.snapshot_id, 0))
     left.edge("S", "L")
     for e in edges:
         left.edge(f"L:{ids.manifest[e.manifest_path]}", ids.manifest[e.manifest_path])
     if snap is not None and snap.error is not None:
-        left.node("L_err", cut(f"not read: {snap.error}"), kind="removed")
+        left.node("L_err", cut(t("not read: {error}", error=snap.error)), kind="removed")
         left.edge("L", "L_err", style="dotted")
     _draw_leaves(left, g, view, ids, "", manifests)
     # right: root manifest
@@ -460,7 +465,7 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
             others.append((port, _TYPE_KINDS.get(re.content_type, "folded"), re.location,
                            re.referenced_file))
     total_hidden = n_hidden + max(root.entries_total - len(root.entries), 0)
-    title = "Root manifest (derived)" if root.derived else "Root manifest"
+    title = t("Root manifest (derived)" if root.derived else "Root manifest")
     sub = "" if root.location is None else _short(file_name(root.location), 40)
     _top_table(right, "R", title, sub, "root", root_rows, total_hidden)
     right.edge("S", "R")
@@ -472,7 +477,7 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
         right.node(f"v4{port}", _short(file_name(location)), kind=kind, tooltip=location)
         right.edge(f"R:{port}", f"v4{port}")
         if referenced and referenced in ids.manifest:
-            right.edge(f"v4{port}", f"v4{ids.manifest[referenced]}", label="applies to",
+            right.edge(f"v4{port}", f"v4{ids.manifest[referenced]}", label=t("applies to"),
                        style="dashed")
     _draw_leaves(right, g, view, ids, "v4", leaves)
     return left.source(), right.source()
@@ -495,25 +500,26 @@ def _root_held(s: SnapshotNode, view: _View, ids: _Ids) -> list[str]:
 
 def _root_outline(s: SnapshotNode, view: _View, ids: _Ids) -> list[str]:
     if s.error is not None:
-        return [f"     root manifest not read: {s.error}"]
-    where = ("root manifest" if s.label is not None or s.root_manifest is None
-             else f"root manifest {file_name(s.root_manifest)}")
-    return [f"     {where}: {', '.join(_root_held(s, view, ids)) or 'empty'}"]
+        return ["     " + t("root manifest not read: {error}", error=s.error)]
+    where = (t("root manifest") if s.label is not None or s.root_manifest is None
+             else f"{t('root manifest')} {file_name(s.root_manifest)}")
+    return [f"     {where}: {', '.join(_root_held(s, view, ids)) or t('empty')}"]
 
 
 def _dv_outline(view: _View, ids: _Ids) -> list[str]:
     if not view.dvs:
         return []
-    lines = ["Manifest deletion vectors (each applies to one leaf manifest):"]
+    lines = [t("Manifest deletion vectors (each applies to one leaf manifest):")]
     for d in view.dvs:
         target = ids.manifest.get(d.referenced_file, file_name(d.referenced_file))
-        added = "" if d.added_snapshot_id is None else \
-            f", added by {ids.snapshot.get(d.added_snapshot_id, str(d.added_snapshot_id))}"
-        how = "inline" if d.inline else file_name(d.location)
-        lines.append(f"  {ids.dv[d.key]} applies to {target}, removes {_ordinals(d)} "
-                     f"({how}{added})")
+        added = "" if d.added_snapshot_id is None else ", " + t(
+            "added by {id}", id=ids.snapshot.get(d.added_snapshot_id, str(d.added_snapshot_id)))
+        how = t("inline") if d.inline else file_name(d.location)
+        lines.append("  " + t("{dv} applies to {target}, removes {ordinals} ({how})",
+                              dv=ids.dv[d.key], target=target, ordinals=_ordinals(d),
+                              how=how + added))
         if d.error is not None:
-            lines.append(f"     not read: {d.error}")
+            lines.append("     " + t("not read: {error}", error=d.error))
     return lines
 
 
@@ -522,17 +528,18 @@ def _entry_text(e: EntryEdge, ids: _Ids) -> str:
     if e.ordinal is not None:
         text = f"#{e.ordinal} {text}"
     if e.removed_by:
-        text += " (removed by " + ", ".join(ids.dv.get(k, "DV") for k in e.removed_by) + ")"
+        text += " (" + t("removed by {dvs}",
+                         dvs=", ".join(ids.dv.get(k, "DV") for k in e.removed_by)) + ")"
     return text
 
 
 def _text_outline(g: MetadataGraph, view: _View, ids: _Ids) -> list[str]:
-    lines = ["Snapshots (each root manifest and what it holds):" if g.roots and all(
+    lines = [t("Snapshots (each root manifest and what it holds):") if g.roots and all(
         s.has_root for s in view.snapshots) else
-        "Snapshots (each manifest list or root manifest and what it holds):" if g.roots else
-        "Snapshots (each manifest list and the manifests it holds):"]
+        t("Snapshots (each manifest list or root manifest and what it holds):") if g.roots else
+        t("Snapshots (each manifest list and the manifests it holds):")]
     if not view.snapshots:
-        lines.append("  (no snapshots)")
+        lines.append(f"  ({t('no snapshots')})")
     for i, s in enumerate(view.snapshots):
         if i == view.snapshots_fold_at and view.snapshots_hidden:
             lines.append("  " + hidden(view.snapshots_hidden, "snapshots"))
@@ -540,35 +547,36 @@ def _text_outline(g: MetadataGraph, view: _View, ids: _Ids) -> list[str]:
         if s.label is not None:
             lines.append(f"  {ids.snapshot[s.snapshot_id]} {s.label}")
         else:
-            lines.append(f"  {ids.snapshot[s.snapshot_id]} snapshot {s.snapshot_id} "
-                         f"{s.operation or '-'} seq {s.sequence_number} "
+            lines.append(f"  {ids.snapshot[s.snapshot_id]} "
+                         f"{t('snapshot {id}', id=s.snapshot_id)} "
+                         f"{s.operation or '-'} {t('seq {n}', n=s.sequence_number)} "
                          f"{timestamp(s.timestamp_ms)}{refs}"
-                         f"{' (current)' if s.current else ''}")
+                         f"{' (' + t('current') + ')' if s.current else ''}")
         if s.has_root:
             lines.extend(_root_outline(s, view, ids))
             continue
         if s.error is not None:
-            lines.append(f"     manifest list not read: {s.error}")
+            lines.append("     " + t("manifest list not read: {error}", error=s.error))
             continue
         held = [f"{e.status} {ids.manifest[e.manifest_path]}"
                 for e in view.lists[s.snapshot_id]]
         n = view.lists_hidden[s.snapshot_id]
         if n:
             held.append(hidden(n, "manifests"))
-        where = ("manifests in metadata" if s.manifest_list is None
-                 else f"manifest list {file_name(s.manifest_list)}")
-        lines.append(f"     {where}: {', '.join(held) or 'empty'}")
+        where = (t("manifests in metadata") if s.manifest_list is None
+                 else f"{t('manifest list')} {file_name(s.manifest_list)}")
+        lines.append(f"     {where}: {', '.join(held) or t('empty')}")
     if view.snapshots_hidden and view.snapshots_fold_at >= len(view.snapshots):
         lines.append("  " + hidden(view.snapshots_hidden, "snapshots"))
     if view.manifests:
-        lines.append("Manifests (each once; EXISTING in a later list = reused):")
+        lines.append(t("Manifests (each once; EXISTING in a later list = reused):"))
     for m in view.manifests:
         added_by = ids.snapshot.get(m.added_snapshot_id, str(m.added_snapshot_id))
-        word = "delete manifest" if m.kind == "delete_manifest" else "data manifest"
+        word = t("delete manifest" if m.kind == "delete_manifest" else "data manifest")
         lines.append(f"  {ids.manifest[m.path]} {word} {file_name(m.path)} "
-                     f"(added by {added_by})")
+                     f"({t('added by {id}', id=added_by)})")
         if m.error is not None:
-            lines.append(f"     not read: {m.error}")
+            lines.append("     " + t("not read: {error}", error=m.error))
             continue
         if not g.entries:
             continue
@@ -576,21 +584,23 @@ def _text_outline(g: MetadataGraph, view: _View, ids: _Ids) -> list[str]:
         n = view.entries_hidden[m.path]
         if n:
             held.append(hidden(n, "entries"))
-        lines.append(f"     entries: {', '.join(held) or 'none'}")
+        lines.append(f"     {t('entries')}: {', '.join(held) or t('none')}")
     lines.extend(_dv_outline(view, ids))
     if view.files:
-        lines.append("Files:")
-        rows = [[ids.file[f.key], _FILE_WORDS.get(f.kind, "file").lower(),
+        lines.append(t("Files") + ":")
+        rows = [[ids.file[f.key], t(_FILE_WORDS.get(f.kind, "file").lower()),
                  _node_file_name(f, shorten=False),
                  count(f.record_count), size(f.size_in_bytes)] for f in view.files]
-        lines.append(tx.table(["id", "kind", "file", "rows", "size"], rows, indent="  "))
+        lines.append(tx.table([t("id"), t("kind"), t("file"), t("rows"), t("size")], rows,
+                              indent="  "))
     return lines
 
 
 def metadata_graph_text(g: MetadataGraph) -> str:
     """The console outline of the graph."""
     view, ids = _View(g), _Ids(g)
-    head = (f"Metadata graph of {g.location} (format v{g.format_version}): "
+    head = (t("Metadata graph of {location} (format v{v})", location=g.location,
+              v=g.format_version) + ": "
             f"{plural(len(g.snapshots), 'snapshot')}, {plural(len(g.manifests), 'manifest')}, "
             f"{plural(len(g.files), 'file')}")
     return "\n".join([head, *_text_outline(g, view, ids)])
@@ -598,11 +608,12 @@ def metadata_graph_text(g: MetadataGraph) -> str:
 
 def metadata_graph_figure(g: MetadataGraph) -> Graph:
     """The graph as a :class:`Graph` (``.dot``, ``.svg()``, ``.save(path)``)."""
-    return Graph(metadata_graph_dot(g), metadata_graph_text(g), kind="Metadata graph",
-                 title=f"{plural(len(g.snapshots), 'snapshot')} of {g.location}",
-                 caption="One node per manifest and file, shared across snapshots; edge "
-                         "labels: entry status (ADDED / EXISTING / DELETED)."
-                 + (V4_GRAPH_NOTE if g.roots else ""))
+    return Graph(metadata_graph_dot(g), metadata_graph_text(g), kind=t("Metadata graph"),
+                 title=t("{snapshots} of {location}",
+                         snapshots=plural(len(g.snapshots), "snapshot"), location=g.location),
+                 caption=t("One node per manifest and file, shared across snapshots; edge "
+                           "labels: entry status (ADDED / EXISTING / DELETED).")
+                 + (t(V4_GRAPH_NOTE) if g.roots else ""))
 
 
 def v4_layout_figure(layout: V4Layout) -> Graph:
@@ -611,28 +622,29 @@ def v4_layout_figure(layout: V4Layout) -> Graph:
     drawn by the same code as a real v4 table's metadata graph."""
     g = layout.graph
     view, ids = _View(g), _Ids(g)
-    title = layout.title or "v4 layout"
-    lines = [f"{title} (v4 layout, drawn: experimental single-file-commits proposal)",
-             *_text_outline(g, view, ids)]
+    title = layout.title or t("v4 layout")
+    lines = [title + " (" + t("v4 layout, drawn: experimental single-file-commits proposal")
+             + ")", *_text_outline(g, view, ids)]
     if layout.note:
-        lines.append(f"Note: {layout.note}")
-    return Graph(metadata_graph_dot(g), "\n".join(lines), kind="v4 layout", title=title,
-                 caption=layout.note or V4_LAYOUT_CAPTION)
+        lines.append(t("Note: {note}", note=layout.note))
+    return Graph(metadata_graph_dot(g), "\n".join(lines), kind=t("v4 layout"), title=title,
+                 caption=layout.note or t(V4_LAYOUT_CAPTION))
 
 
 def _root_text(c: LayoutComparison, ids: _Ids) -> list[str]:
     root = c.root
     opts = get_options()
     head, n_hidden, tail = fold(root.entries, opts.display_max_manifests)
-    where = ("derived from the manifest list (proposal: Upgrade)" if root.derived
+    where = (t("derived from the manifest list (proposal: Upgrade)") if root.derived
              else file_name(root.location or ""))
-    lines = [f"  root manifest, {where}: {plural(root.entries_total, 'entry', 'entries')}"]
+    lines = [f"  {t('root manifest')}, {where}: "
+             f"{plural(root.entries_total, 'entry', 'entries')}"]
     for i, e in enumerate([*head, *tail]):
         if i == len(head) and n_hidden:
             lines.append("    " + hidden(n_hidden, "entries"))
         if e.content_type == ContentType.MANIFEST_DV:
             target = ids.manifest.get(e.referenced_file or "", "")
-            lines.append(f"    {e.status:<8} {e.content_type.name:<15} applies to "
+            lines.append(f"    {e.status:<8} {e.content_type.name:<15} {t('applies to')} "
                          f"{target or file_name(e.referenced_file or '')}")
             continue
         known = ids.manifest.get(e.location, "")
@@ -645,7 +657,7 @@ def _root_text(c: LayoutComparison, ids: _Ids) -> list[str]:
 
 
 def _rows_text(c: LayoutComparison) -> list[list[str]]:
-    return [[r.what, count(r.manifest_list), count(r.root_manifest)] for r in c.rows()]
+    return [[t(r.what), count(r.manifest_list), count(r.root_manifest)] for r in c.rows()]
 
 
 def layout_comparison_figures(c: LayoutComparison) -> tuple[Graph, Graph]:
@@ -654,12 +666,12 @@ def layout_comparison_figures(c: LayoutComparison) -> tuple[Graph, Graph]:
     g = c.graph
     view, ids = _View(g), _Ids(g)
     outline = _text_outline(g, view, ids)
-    caption = V4_CAPTION if c.root.derived else V4_REAL_CAPTION
-    left = Graph(left_dot, "\n".join([V3_CAPTION, *outline]), kind="Manifest list layout",
-                 title=f"snapshot {c.snapshot_id}", caption=V3_CAPTION)
+    caption = t(V4_CAPTION if c.root.derived else V4_REAL_CAPTION)
+    title = t("snapshot {id}", id=c.snapshot_id)
+    left = Graph(left_dot, "\n".join([t(V3_CAPTION), *outline]),
+                 kind=t("Manifest list layout"), title=title, caption=t(V3_CAPTION))
     right = Graph(right_dot, "\n".join([caption, *_root_text(c, ids)]),
-                  kind="Root manifest layout", title=f"snapshot {c.snapshot_id}",
-                  caption=caption)
+                  kind=t("Root manifest layout"), title=title, caption=caption)
     return left, right
 
 
@@ -672,7 +684,7 @@ def _manifest_rows(g: MetadataGraph, view: _View, ids: _Ids) -> list[list[str]]:
         incoming = g.edges_into_manifest(m.path)
         held_by = ", ".join(f"{ids.snapshot.get(e.snapshot_id, '?')} {e.status}"
                             for e in incoming)
-        entries = ("not read: " + m.error if m.error is not None
+        entries = (t("not read: {error}", error=m.error) if m.error is not None
                    else count(m.entries_total))
         rows.append([h.esc(ids.manifest[m.path]),
                      h.badge("deletes" if m.kind == "delete_manifest" else "data", "muted"),
@@ -688,14 +700,13 @@ def _file_rows(g: MetadataGraph, view: _View, ids: _Ids) -> list[list[str]]:
         into = g.edges_into_file(f.path, f.content_offset)
         held_by = ", ".join(
             f"{ids.manifest.get(e.manifest_path) or ids.root.get(e.manifest_path, '?')} "
-            f"{e.status}" + (" (removed by " + ", ".join(ids.dv.get(k, "DV")
-                                                        for k in e.removed_by) + ")"
-                             if e.removed_by else "")
+            f"{e.status}" + (" (" + t("removed by {dvs}", dvs=", ".join(
+                ids.dv.get(k, "DV") for k in e.removed_by)) + ")" if e.removed_by else "")
             for e in into)
         where = short_path(f.path, g.location)
         if f.content_offset is not None:
             where += f"@{f.content_offset}"
-        rows.append([h.esc(ids.file[f.key]), h.esc(_FILE_WORDS.get(f.kind, "file")),
+        rows.append([h.esc(ids.file[f.key]), h.esc(t(_FILE_WORDS.get(f.kind, "file"))),
                      h.code(where), h.esc(count(f.record_count)),
                      h.esc(size(f.size_in_bytes)), h.esc(held_by)])
     return rows
@@ -706,14 +717,14 @@ def _snapshot_rows(view: _View, ids: _Ids) -> list[list[str]]:
     for s in view.snapshots:
         shown, more = first(s.refs)
         refs = "".join(h.badge(r, "info") for r in shown) + \
-            (h.muted(f" +{more:,} more") if more else "")
+            (h.muted(" " + t("+{n:,} more", n=more)) if more else "")
         if s.current:
-            refs += h.badge("current", "current")
+            refs += h.badge(t("current"), "current")
         if s.has_root:
-            held = ("not read: " + s.error if s.error is not None
-                    else "root: " + ", ".join(_root_held(s, view, ids)))
+            held = (t("not read: {error}", error=s.error) if s.error is not None
+                    else t("root: ") + ", ".join(_root_held(s, view, ids)))
         else:
-            held = ("not read: " + s.error if s.error is not None
+            held = (t("not read: {error}", error=s.error) if s.error is not None
                     else ", ".join(f"{e.status} {ids.manifest[e.manifest_path]}"
                                    for e in view.lists[s.snapshot_id]))
             if view.lists_hidden[s.snapshot_id]:
@@ -727,27 +738,31 @@ def _snapshot_rows(view: _View, ids: _Ids) -> list[list[str]]:
 
 def _sections(g: MetadataGraph, view: _View, ids: _Ids) -> str:
     limit = get_options().display_max_rows
-    body = h.section("Snapshots", h.table(
-        ["id", "snapshot", "operation", "seq", "time", "refs", "manifest list holds"],
+    def heads(*names: str) -> list[str]:
+        return [t(x) for x in names]
+
+    body = h.section(t("Snapshots"), h.table(
+        heads("id", "snapshot", "operation", "seq", "time", "refs", "manifest list holds"),
         _snapshot_rows(view, ids), limit=limit, what="snapshots",
         total=len(view.snapshots) + view.snapshots_hidden), count=str(len(g.snapshots)))
-    body += h.section("Manifests", h.table(
-        ["id", "content", "file", "added by", "in manifest lists", "entries"],
+    body += h.section(t("Manifests"), h.table(
+        heads("id", "content", "file", "added by", "in manifest lists", "entries"),
         _manifest_rows(g, view, ids), limit=limit, what="manifests"),
         count=str(len(view.manifests)))
     if view.dvs:
-        body += h.section("Manifest deletion vectors", h.table(
-            ["id", "applies to", "removes", "stored", "added by"],
+        body += h.section(t("Manifest deletion vectors"), h.table(
+            heads("id", "applies to", "removes", "stored", "added by"),
             [[h.esc(ids.dv[d.key]),
               h.esc(ids.manifest.get(d.referenced_file, file_name(d.referenced_file))),
-              h.esc(_ordinals(d) + ("" if d.error is None else f" (not read: {d.error})")),
-              h.esc("inline" if d.inline else file_name(d.location)),
+              h.esc(_ordinals(d) + ("" if d.error is None
+                                    else f" ({t('not read: {error}', error=d.error)})")),
+              h.esc(t("inline") if d.inline else file_name(d.location)),
               h.esc("" if d.added_snapshot_id is None
                     else ids.snapshot.get(d.added_snapshot_id, str(d.added_snapshot_id)))]
              for d in view.dvs], limit=limit, what="manifest DVs"), count=str(len(view.dvs)))
     if g.entries:
-        body += h.section("Files", h.table(
-            ["id", "kind", "file", "rows", "size", "in manifests"],
+        body += h.section(t("Files"), h.table(
+            heads("id", "kind", "file", "rows", "size", "in manifests"),
             _file_rows(g, view, ids), limit=limit, what="files"), count=str(len(view.files)))
     return body
 
@@ -760,10 +775,10 @@ def _note(text: str) -> str:
 def _render_graph(g: MetadataGraph) -> Rendered:
     fig = metadata_graph_figure(g)
     view, ids = _View(g), _Ids(g)
-    sub = h.muted(f"format v{g.format_version} · {plural(len(g.manifests), 'manifest')} · "
-                  f"{plural(len(g.files), 'file')}")
+    sub = h.muted(f"{t('format v{v}', v=g.format_version)} · "
+                  f"{plural(len(g.manifests), 'manifest')} · {plural(len(g.files), 'file')}")
     body = fig.html_fragment() + _sections(g, view, ids)
-    return Rendered(h.card("Metadata graph", fig.title, sub, body), fig.text)
+    return Rendered(h.card(t("Metadata graph"), fig.title, sub, body), fig.text)
 
 
 @register(V4Layout, text_repr=True)
@@ -773,14 +788,14 @@ def _render_layout(layout: V4Layout) -> Rendered:
     sub = h.muted(f"{plural(len(g.snapshots), 'snapshot')} · "
                   f"{plural(len(g.manifests), 'leaf manifest')} · "
                   f"{plural(len(g.manifest_dvs), 'manifest DV')}")
-    return Rendered(h.card("v4 layout", fig.title, sub, fig.html_fragment()), fig.text)
+    return Rendered(h.card(t("v4 layout"), fig.title, sub, fig.html_fragment()), fig.text)
 
 
 @register(LayoutComparison, text_repr=True)
 def _render_comparison(c: LayoutComparison) -> Rendered:
     left, right = layout_comparison_figures(c)
     snap_has_root = c.snapshot is not None and c.snapshot.has_root
-    headers = ["", "v1-v3 manifest list", "v4 root manifest"]
+    headers = ["", t("v1-v3 manifest list"), t("v4 root manifest")]
     rows = [[h.esc(r[0]), h.esc(r[1]), h.esc(r[2])] for r in _rows_text(c)]
     # captions as headings above the pictures, not repeated below them
     left_html = (f"<div><b>{h.esc(left.caption, 2000)}</b></div>"
@@ -788,23 +803,24 @@ def _render_comparison(c: LayoutComparison) -> Rendered:
     right_html = (f"<div><b>{h.esc(right.caption, 2000)}</b></div>"
                   + Graph(right.dot, right.text, title=right.title).html_fragment())
     body = (h.columns(left_html, right_html)
-            + h.section("What a reader opens", h.table(headers, rows), open=True)
-            + _note("Counts come from this snapshot's manifest list; the derived root has one "
+            + h.section(t("What a reader opens"), h.table(headers, rows), open=True)
+            + _note(t("Counts come from this snapshot's manifest list; the derived root has one "
                       "entry per manifest-list entry, so the counts only differ once v4 commits "
-                      "put files or manifest deletion vectors in the root."
+                      "put files or manifest deletion vectors in the root.")
                     if c.root.derived else
-                    "This snapshot has no manifest list (written as v4): the v1-v3 column counts "
-                    "the fewest manifests that would hold the same files (its live leaves, and "
-                    "one manifest per kind for the files its root holds)."
-                    if snap_has_root else "Counts come from the manifest list and the root."))
+                    t("This snapshot has no manifest list (written as v4): the v1-v3 column "
+                      "counts the fewest manifests that would hold the same files (its live "
+                      "leaves, and one manifest per kind for the files its root holds).")
+                    if snap_has_root else t("Counts come from the manifest list and the root.")))
     snap = c.snapshot
-    sub = h.muted("" if snap is None else f"{snap.operation or '-'} · seq {snap.sequence_number}"
-                  f" · {timestamp(snap.timestamp_ms)}")
+    sub = h.muted("" if snap is None else f"{snap.operation or '-'} · "
+                  f"{t('seq {n}', n=snap.sequence_number)} · {timestamp(snap.timestamp_ms)}")
+    title = t("snapshot {id}", id=c.snapshot_id)
     text = "\n".join([
-        f"Root vs manifest list: snapshot {c.snapshot_id}",
+        f"{t('Root vs manifest list')}: {title}",
         left.text,
         right.text,
-        "What a reader opens:",
-        tx.table(["", "v1-v3 manifest list", "v4 root manifest"], _rows_text(c), indent="  "),
+        t("What a reader opens") + ":",
+        tx.table(headers, _rows_text(c), indent="  "),
     ])
-    return Rendered(h.card("Root vs manifest list", f"snapshot {c.snapshot_id}", sub, body), text)
+    return Rendered(h.card(t("Root vs manifest list"), title, sub, body), text)

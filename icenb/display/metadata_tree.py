@@ -27,8 +27,9 @@ from icenb.display.kit.fmt import (
     size,
 )
 from icenb.display.kit.graph import Graph
-from icenb.display.manifest_repr import content_word, partition_text, status_badge
+from icenb.display.manifest_repr import content_noun, content_word, partition_text, status_badge
 from icenb.display.registry import Rendered, register
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.reprs import safe_repr
 from icenb.spec.manifest import EntryStatus, ManifestContent
@@ -66,17 +67,24 @@ def _row_status(e: TreeEntry) -> str:
     """A leaf row's status; v4 rows with their ordinal, and marked when a manifest DV
     removes them."""
     text = _status(e) if e.ordinal is None else f"#{e.ordinal} {_status(e)}"
-    return text + (" ✗ removed by DV" if e.removed else "")
+    return text + (" ✗ " + t("removed by DV") if e.removed else "")
 
 
 def _dv_text(d: TreeManifestDV) -> str:
     shown = ", ".join(f"#{o}" for o in d.ordinals[:8])
     more = d.cardinality - min(len(d.ordinals), 8)
-    return f"removes {shown}" + (f", +{more:,} more" if more > 0 else "")
+    return t("removes {ordinals}", ordinals=shown) + (", " + t("+{n:,} more", n=more)
+                                                      if more > 0 else "")
 
 
 def _manifest_word(m: TreeManifest) -> str:
-    return "Delete manifest" if m.manifest.content == ManifestContent.DELETES else "Data manifest"
+    return t("Delete manifest" if m.manifest.content == ManifestContent.DELETES
+             else "Data manifest")
+
+
+def _manifest_noun(m: TreeManifest) -> str:
+    return t("delete manifest" if m.manifest.content == ManifestContent.DELETES
+             else "data manifest")
 
 
 # --------------------------------------------------------------------------- view
@@ -154,7 +162,8 @@ def _hidden_text(n: int, s: HiddenManifests) -> str:
     """``… 988 more manifests …`` and what the manifest list says about them."""
     parts = []
     if s.count:
-        parts.append(f"{count(s.data_manifests)} data, {count(s.delete_manifests)} delete")
+        parts.append(t("{data} data, {deletes} delete", data=count(s.data_manifests),
+                       deletes=count(s.delete_manifests)))
     if s.added_files is not None and s.existing_files is not None:
         parts.append(f"{plural(s.added_files + s.existing_files, 'live file')}")
     if s.rows is not None:
@@ -172,13 +181,14 @@ def _counts(m: TreeManifest) -> str:
 
 
 def _metadata_label(tree: MetadataTree) -> str:
-    name = file_name(tree.metadata_location) if tree.metadata_location else "(not saved)"
-    lines = ["Table metadata", _short(name), f"format v{tree.format_version}"]
+    name = (file_name(tree.metadata_location) if tree.metadata_location
+            else "(" + t("not saved") + ")")
+    lines = [t("Table metadata"), _short(name), t("format v{v}", v=tree.format_version)]
     snap = tree.snapshot
     if snap is not None:
-        lines.append(f"snapshot {snap.snapshot_id}")
-        op = str(snap.summary.operation) if snap.summary is not None else "no operation"
-        lines.append(f"{op} · seq {snap.sequence_number}")
+        lines.append(t("snapshot {id}", id=snap.snapshot_id))
+        op = str(snap.summary.operation) if snap.summary is not None else t("no operation")
+        lines.append(f"{op} · {t('seq {n}', n=snap.sequence_number)}")
         if tree.refs:
             lines.append(_short(names(tree.refs, 3)))
     return "\n".join(lines)
@@ -189,12 +199,13 @@ def _file_label(tree: MetadataTree, e: TreeEntry, fid: str) -> str:
     lines = [f"{fid} · {content_word(f)}", _short(file_name(f.file_path))]
     kind = e.kind
     if kind == "deletion_vector":
-        lines.append(f"offset {f.content_offset if f.content_offset is not None else '?'} · "
-                     f"{size(f.content_size_in_bytes)}")
+        offset = f.content_offset if f.content_offset is not None else "?"
+        lines.append(f"{t('offset')} {offset} · {size(f.content_size_in_bytes)}")
         lines.append(plural(f.record_count, "deleted row"))
     elif kind == "equality_delete":
         ids = f.equality_ids or ()
-        lines.append("on " + _short(", ".join(tree.column_names.get(i, str(i)) for i in ids)))
+        lines.append(t("on {columns}", columns=_short(", ".join(
+            tree.column_names.get(i, str(i)) for i in ids))))
         lines.append(plural(f.record_count, "key"))
     else:
         lines.append(f"{plural(f.record_count, 'row')} · {size(f.file_size_in_bytes)}")
@@ -212,7 +223,7 @@ def _draw(tree: MetadataTree, view: _View) -> Dot:
     index = tree.index
     if index is None:
         if tree.note:
-            dot.node("note", _short(tree.note, 80), kind="folded")
+            dot.node("note", _short(t(tree.note), 80), kind="folded")
             dot.edge("meta", "note", style="dotted")
         return dot
     _draw_index(dot, tree, index, view)
@@ -225,14 +236,14 @@ def _draw(tree: MetadataTree, view: _View) -> Dot:
         for path in e.applies_to:
             dst = view.file_ids.get(path)
             if dst is not None and dst != src:
-                dot.edge(src, dst, label="applies to", style="dashed", constraint="false")
+                dot.edge(src, dst, label=t("applies to"), style="dashed", constraint="false")
     return dot
 
 
 def _draw_index(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View) -> None:
-    title = _INDEX_TITLES.get(index.kind, index.kind)
+    title = t(_INDEX_TITLES.get(index.kind, index.kind))
     sub = (_short(file_name(index.location)) if index.location
-           else "v1: manifests listed in the metadata")
+           else t("v1: manifests listed in the metadata"))
     rows: list[list[str | Cell]] = []
     for i, m in enumerate(view.manifests):
         if i == view.fold_at and view.manifests_hidden:
@@ -246,13 +257,13 @@ def _draw_index(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View) -> 
     if index.kind == "root":
         for i, e in enumerate(index.files):
             rows.append([Cell(view.file_ids[e.file.file_path], port=f"f{i}"),
-                         content_word(e.file).lower(), _status(e)])
+                         content_noun(e.file), _status(e)])
         if index.files_hidden:
             rows.append([Cell(hidden(index.files_hidden, "files"))])
         for i, d in enumerate(index.manifest_dvs):
-            rows.append([Cell(f"DV{i + 1}", port=f"d{i}"), "manifest DV", d.status.name])
+            rows.append([Cell(f"DV{i + 1}", port=f"d{i}"), t("manifest DV"), d.status.name])
     if not rows:
-        rows.append([Cell("no manifests")])
+        rows.append([Cell(t("no manifests"))])
     subtitle = f"{sub} · {plural(index.manifests_total, 'manifest')}"
     if index.kind == "root":
         subtitle += (f" · {plural(len(index.files) + index.files_hidden, 'file')}"
@@ -277,7 +288,7 @@ def _draw_root_parts(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View
     drawn = {m.position for m in view.manifests}
     for i, d in enumerate(index.manifest_dvs):
         did = f"DV{i + 1}"
-        dot.node(did, "\n".join([f"{did} · Manifest DV", "inline" if d.inline
+        dot.node(did, "\n".join([f"{did} · {t('Manifest DV')}", t("inline") if d.inline
                                  else _short(file_name(d.location)),
                                  f"{d.status.name} · {plural(d.cardinality, 'row')}"]),
                  kind="manifest_dv")
@@ -285,7 +296,8 @@ def _draw_root_parts(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View
         dot.edge(f"index:d{i}", did, **attrs)
         if d.manifest_position is not None and d.manifest_position in drawn:
             dot.edge(did, f"M{d.manifest_position + 1}",
-                     label=f"applies to\n{_dv_text(d)}", style="dashed", constraint="false")
+                     label=f"{t('applies to')}\n{_dv_text(d)}", style="dashed",
+                     constraint="false")
 
 
 def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View) -> None:
@@ -300,10 +312,11 @@ def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View) -
     if n_hidden and at >= len(entries):
         rows.append([Cell(hidden(n_hidden, "entries"))])
     if not rows:
-        rows.append([Cell("no entries")])
+        rows.append([Cell(t("no entries"))])
     subtitle = (f"{_short(file_name(m.manifest.manifest_path))} · "
-                f"{plural(m.entries_total, 'entry', 'entries')} · spec "
-                f"{m.manifest.partition_spec_id} · seq {m.manifest.sequence_number}")
+                f"{plural(m.entries_total, 'entry', 'entries')} · "
+                f"{t('spec {id}', id=m.manifest.partition_spec_id)} · "
+                f"{t('seq {n}', n=m.manifest.sequence_number)}")
     dot.node(mid, table_label(f"{mid} · {_manifest_word(m)}", rows, kind=m.kind,
                               subtitle=subtitle), kind=m.kind, html=True)
     dot.edge(f"index:m{m.position}", mid)
@@ -312,7 +325,7 @@ def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View) -
         dot.node(fid, _file_label(tree, e, fid), kind=e.kind)
         attrs = {"style": "dashed"} if e.status == EntryStatus.DELETED else {}
         if e.removed:
-            attrs = {"style": "dotted", "label": "removed by DV"}
+            attrs = {"style": "dotted", "label": t("removed by DV")}
         dot.edge(f"{mid}:e{i}", fid, **attrs)
 
 
@@ -325,27 +338,29 @@ def metadata_tree_dot(tree: MetadataTree) -> str:
 
 
 def _text_lines(tree: MetadataTree, view: _View) -> list[str]:
-    meta = file_name(tree.metadata_location) if tree.metadata_location else "(not saved)"
-    head = f"Table metadata {meta} (format v{tree.format_version})"
+    meta = (file_name(tree.metadata_location) if tree.metadata_location
+            else "(" + t("not saved") + ")")
+    head = t("Table metadata {file} (format v{v})", file=meta, v=tree.format_version)
     snap = tree.snapshot
     if snap is not None:
-        op = str(snap.summary.operation) if snap.summary is not None else "no operation"
-        head += f" · snapshot {snap.snapshot_id} ({op}, seq {snap.sequence_number})"
+        op = str(snap.summary.operation) if snap.summary is not None else t("no operation")
+        head += " · " + t("snapshot {id} ({op}, seq {n})", id=snap.snapshot_id, op=op,
+                          n=snap.sequence_number)
         if tree.refs:
             head += " [" + names(tree.refs) + "]"
     lines = [head]
     index = tree.index
     if index is None:
         if tree.note:
-            lines.append(f"  ({tree.note})")
+            lines.append(f"  ({t(tree.note)})")
         return lines
     where = (file_name(index.location) if index.location
-             else "v1: manifests listed in the metadata")
+             else t("v1: manifests listed in the metadata"))
     extra = ""
     if index.kind == "root":
         extra = (f", {plural(len(index.files) + index.files_hidden, 'file')}, "
                  f"{plural(len(index.manifest_dvs), 'manifest DV')}")
-    lines.append(f"  {_INDEX_TITLES.get(index.kind, index.kind)} {where} · "
+    lines.append(f"  {t(_INDEX_TITLES.get(index.kind, index.kind))} {where} · "
                  f"{plural(index.manifests_total, 'manifest')}{extra}")
     for e in index.files:
         lines.extend(_entry_text(tree, e, view, "    "))
@@ -354,7 +369,8 @@ def _text_lines(tree: MetadataTree, view: _View) -> list[str]:
     for i, d in enumerate(index.manifest_dvs):
         target = ("M" + str(d.manifest_position + 1) if d.manifest_position is not None
                   else file_name(d.referenced_file))
-        lines.append(f"    {d.status.name:<8} DV{i + 1} manifest DV → {target}, {_dv_text(d)}")
+        lines.append(f"    {d.status.name:<8} DV{i + 1} {t('manifest DV')} → {target}, "
+                     f"{_dv_text(d)}")
     for i, m in enumerate(view.manifests):
         if i == view.fold_at and view.manifests_hidden:
             lines.append("    " + _hidden_text(view.manifests_hidden, view.hidden))
@@ -365,10 +381,11 @@ def _text_lines(tree: MetadataTree, view: _View) -> list[str]:
 
 
 def _manifest_text(tree: MetadataTree, m: TreeManifest, view: _View) -> list[str]:
-    out = [f"    M{m.position + 1} {_manifest_word(m).lower()} "
+    out = [f"    M{m.position + 1} {_manifest_noun(m)} "
            f"{file_name(m.manifest.manifest_path)} · "
-           f"{plural(m.entries_total, 'entry', 'entries')} ({m.added} added, "
-           f"{m.existing} existing, {m.deleted} deleted)"]
+           f"{plural(m.entries_total, 'entry', 'entries')} "
+           + t("({added} added, {existing} existing, {deleted} deleted)", added=m.added,
+               existing=m.existing, deleted=m.deleted)]
     entries, at, n_hidden = view.entries[m.position]
     for i, e in enumerate(entries):
         if i == at and n_hidden:
@@ -383,14 +400,14 @@ def _entry_text(tree: MetadataTree, e: TreeEntry, view: _View, indent: str) -> l
     f = e.file
     fid = view.file_ids[f.file_path]
     status = _row_status(e)
-    line = (f"{indent}{status:<8} {fid} {content_word(f).lower()} "
+    line = (f"{indent}{status:<8} {fid} {content_noun(f)} "
             f"{file_name(f.file_path)} · {plural(f.record_count, 'row')}")
     if f.partition:
         line += " · " + partition_text(f.partition, tree.spec_fields.get(f.spec_id))
     out = [line]
     targets = [view.file_ids.get(p, file_name(p)) for p in e.applies_to]
     if targets:
-        out.append(f"{indent}  applies to " + ", ".join(targets))
+        out.append(f"{indent}  {t('applies to')} " + ", ".join(targets))
     return out
 
 
@@ -403,10 +420,10 @@ def metadata_tree_figure(tree: MetadataTree) -> Graph:
     """The tree as a :class:`~icenb.display.kit.graph.Graph` (SVG in notebooks, ``.dot``,
     ``.text``)."""
     view = _view(tree)
-    title = (f"snapshot {tree.snapshot.snapshot_id}" if tree.snapshot is not None
-             else "no snapshot")
+    title = (t("snapshot {id}", id=tree.snapshot.snapshot_id) if tree.snapshot is not None
+             else t("no snapshot"))
     return Graph(_draw(tree, view).source(), "\n".join(_text_lines(tree, view)), title=title,
-                 kind="Metadata tree", caption=tree.note or "")
+                 kind=t("Metadata tree"), caption=t(tree.note) if tree.note else "")
 
 
 # --------------------------------------------------------------------------- HTML
@@ -437,8 +454,8 @@ def _file_rows(tree: MetadataTree, view: _View) -> list[list[str]]:
         applies = ", ".join(view.file_ids.get(p, file_name(p)) for p in e.applies_to)
         rows.append([h.esc(view.file_ids[f.file_path]), h.esc(where),
                      status_badge(e.status)
-                     + (h.badge("removed by DV", "deleted") if e.removed else ""),
-                     h.esc(content_word(f).lower()),
+                     + (h.badge(t("removed by DV"), "deleted") if e.removed else ""),
+                     h.esc(content_noun(f)),
                      h.code(_short(short_path(f.file_path, tree.location), 60)),
                      h.esc(partition_text(f.partition, tree.spec_fields.get(f.spec_id))),
                      h.esc(count(f.record_count)), h.esc(size(f.file_size_in_bytes)),
@@ -451,23 +468,23 @@ def _file_rows(tree: MetadataTree, view: _View) -> list[list[str]]:
 def _render(tree: MetadataTree) -> Rendered:
     fig = metadata_tree_figure(tree)
     view = _view(tree)
-    parts = [f"format v{tree.format_version}"]
+    parts = [t("format v{v}", v=tree.format_version)]
     if tree.metadata_location:
         parts.append(file_name(tree.metadata_location))
     shown, more = first(tree.refs)
     sub = "".join(h.badge(r, "branch") for r in shown) + \
-        h.muted((f"+{more:,} more · " if more else "") + " · ".join(parts))
+        h.muted((t("+{n:,} more", n=more) + " · " if more else "") + " · ".join(parts))
     body = fig.html_fragment()
     limit = get_options().display_max_rows
     if tree.index is not None:
-        body += h.section("Manifests", h.table(
-            ["id", "content", "file", "spec", "seq", "added files", "existing", "deleted",
-             "entries"], _manifest_rows(view), limit=limit, what="manifests",
-            total=tree.index.manifests_total), open=True,
+        body += h.section(t("Manifests"), h.table(
+            [t(x) for x in ("id", "content", "file", "spec", "seq", "added files", "existing",
+                            "deleted", "entries")], _manifest_rows(view), limit=limit,
+            what="manifests", total=tree.index.manifests_total), open=True,
             count=str(tree.index.manifests_total))
         file_rows = _file_rows(tree, view)
-        body += h.section("Files", h.table(
-            ["id", "manifest", "status", "kind", "file", "partition", "records", "size",
-             "data seq", "applies to"], file_rows, limit=limit, what="files"),
-            count=str(len(file_rows)))
-    return Rendered(h.card("Metadata tree", fig.title, sub, body), fig.text)
+        body += h.section(t("Files"), h.table(
+            [t(x) for x in ("id", "manifest", "status", "kind", "file", "partition", "records",
+                            "size", "data seq", "applies to")], file_rows, limit=limit,
+            what="files"), count=str(len(file_rows)))
+    return Rendered(h.card(t("Metadata tree"), fig.title, sub, body), fig.text)

@@ -19,6 +19,7 @@ from icenb.display.kit import text as tx
 from icenb.display.kit.dot import PALETTE, Dot
 from icenb.display.kit.graph import Graph, GraphNode
 from icenb.display.registry import Rendered, register
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.reprs import safe_repr
 from icenb.table.explore.history import MetadataLog, SnapshotLog, Snapshots, ViewVersionLog
@@ -123,15 +124,15 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
         back = i in tl.rollbacks
         if prev is not None:
             if back:
-                dot.edge(prev, node_id, label="rollback", style="dashed",
+                dot.edge(prev, node_id, label=t("rollback"), style="dashed",
                          color=_ROLLBACK_COLOR, fontcolor=_ROLLBACK_COLOR)
             else:
                 dot.edge(prev, node_id)
         lines.append(f"{'<' if back else '-'} " + " ".join(nd.label.splitlines())
-                     + ("  (rollback)" if back else ""))
+                     + (f"  ({t('rollback')})" if back else ""))
         prev = node_id
-    caption = (f"showing {limit:,} of {tl.n:,} {tl.what} (display_max_snapshots={limit})"
-               if n_hidden else "")
+    caption = (t("showing {limit:,} of {n:,} {what} (display_max_snapshots={limit})",
+                 limit=limit, n=tl.n, what=t(tl.what)) if n_hidden else "")
     return Graph(dot.source(), "\n".join(lines), title=title, kind=kind, caption=caption,
                  nodes=nodes)
 
@@ -139,11 +140,11 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
 def _render(tl: _Timeline, kind: str, title: str, subtitle: str) -> Rendered:
     graph = _graph(tl, title, kind)
     limit = get_options().display_max_snapshots
-    table_html = h.table(list(tl.headers), _LazyRows(tl.n, tl.html_row), limit=limit,
-                         what=tl.what)
-    table_text = tx.table(list(tl.headers), _LazyRows(tl.n, tl.text_row), limit=limit,
+    headers = [t(x) for x in tl.headers]
+    table_html = h.table(headers, _LazyRows(tl.n, tl.html_row), limit=limit, what=tl.what)
+    table_text = tx.table(headers, _LazyRows(tl.n, tl.text_row), limit=limit,
                           what=tl.what, indent="  ")
-    body = graph.html_fragment() + h.section("Entries", table_html, count=f"{tl.n:,}")
+    body = graph.html_fragment() + h.section(t("Entries"), table_html, count=f"{tl.n:,}")
     text = f"{kind}: {title}" + (f", {subtitle}" if subtitle else "")
     if tl.n:
         text += "\n" + table_text
@@ -177,7 +178,7 @@ def _snapshot_log(log: SnapshotLog) -> _Timeline:
     def op(i: int) -> str:
         snap = md.snapshot_by_id(log[i].snapshot_id)
         if snap is None:
-            return "(expired)"
+            return "(" + t("expired") + ")"
         return "" if snap.operation is None else str(snap.operation)
 
     def node(i: int) -> _Node:
@@ -185,7 +186,7 @@ def _snapshot_log(log: SnapshotLog) -> _Timeline:
         expired = md.snapshot_by_id(e.snapshot_id) is None
         label = f"{fmt.timestamp(e.timestamp_ms)}\n{e.snapshot_id}\n{op(i)}".rstrip()
         if is_current(i):
-            label += "\n(current)"
+            label += f"\n({t('current')})"
         return _Node(label, "removed" if expired else
                      "snapshot_current" if is_current(i) else "snapshot",
                      bold=is_current(i), greyed=expired,
@@ -200,21 +201,21 @@ def _snapshot_log(log: SnapshotLog) -> _Timeline:
         headers=("#", "time (UTC)", "snapshot", "operation", "note"),
         html_row=lambda i: [str(i + 1), h.esc(fmt.timestamp(log[i].timestamp_ms)),
                             h.code(log[i].snapshot_id), h.esc(op(i)),
-                            "".join(h.badge(t, k) for t, k in note(i))],
+                            "".join(h.badge(x, k) for x, k in note(i))],
         text_row=lambda i: [str(i + 1), fmt.timestamp(log[i].timestamp_ms),
-                            str(log[i].snapshot_id), op(i), " ".join(t for t, _ in note(i))])
+                            str(log[i].snapshot_id), op(i), " ".join(x for x, _ in note(i))])
 
 
 def _notes(rollback: bool, current: bool) -> list[tuple[str, str]]:
     """The badges of one log entry: rollback, current."""
-    return [b for b, on in ((("rollback", "warn"), rollback), (("current", "current"), current))
-            if on]
+    return [b for b, on in (((t("rollback"), "warn"), rollback),
+                            ((t("current"), "current"), current)) if on]
 
 
 def snapshot_log_timeline(log: SnapshotLog) -> Graph:
     """The snapshot log (``Table.history``) as a left-to-right timeline."""
     return _graph(_snapshot_log(log), _log_title(len(log), "entry", "entries"),
-                  "Snapshot log")
+                  t("Snapshot log"))
 
 
 def _log_title(n: int, word: str, words: str) -> str:
@@ -225,7 +226,7 @@ def _log_title(n: int, word: str, words: str) -> str:
 def _render_snapshot_log(log: SnapshotLog) -> Rendered:
     tl = _snapshot_log(log)
     sub = f"{fmt.plural(len(tl.rollbacks), 'rollback')}" if tl.rollbacks else ""
-    return _render(tl, "Snapshot log", _log_title(len(log), "entry", "entries"), sub)
+    return _render(tl, t("Snapshot log"), _log_title(len(log), "entry", "entries"), sub)
 
 
 # --------------------------------------------------------------------------- metadata log
@@ -239,7 +240,8 @@ def _metadata_log(log: MetadataLog) -> _Timeline:
     def file(i: int) -> str:
         if i < len(log):
             return log[i].metadata_file
-        return current if current is not None else "(current metadata, location unknown)"
+        return current if current is not None else "(" + t(
+            "current metadata, location unknown") + ")"
 
     def time(i: int) -> int:
         return log[i].timestamp_ms if i < len(log) else md.last_updated_ms
@@ -247,7 +249,7 @@ def _metadata_log(log: MetadataLog) -> _Timeline:
     def node(i: int) -> _Node:
         last = i == n - 1
         label = f"{fmt.file_name(file(i))}\n{fmt.timestamp(time(i))}"
-        return _Node(label + ("\n(current)" if last else ""), "metadata", bold=last)
+        return _Node(label + (f"\n({t('current')})" if last else ""), "metadata", bold=last)
 
     def path(i: int) -> str:
         return fmt.short_path(file(i), md.location)
@@ -256,22 +258,22 @@ def _metadata_log(log: MetadataLog) -> _Timeline:
         name="metadata_log", what="metadata files", one="metadata file", n=n, time=time, node=node,
         rollbacks=frozenset(), headers=("#", "time (UTC)", "metadata file", "note"),
         html_row=lambda i: [str(i + 1), h.esc(fmt.timestamp(time(i))), h.code(path(i)),
-                            h.badge("current", "current") if i == n - 1 else ""],
+                            h.badge(t("current"), "current") if i == n - 1 else ""],
         text_row=lambda i: [str(i + 1), fmt.timestamp(time(i)), fmt.cut(path(i)),
-                            "current" if i == n - 1 else ""])
+                            t("current") if i == n - 1 else ""])
 
 
 def metadata_log_timeline(log: MetadataLog) -> Graph:
     """The metadata log (``Table.metadata_log``) ending at the current metadata file."""
     return _graph(_metadata_log(log), fmt.plural(len(log) + 1, "metadata file"),
-                  "Metadata log")
+                  t("Metadata log"))
 
 
 @register(MetadataLog, text_repr=True)
 def _render_metadata_log(log: MetadataLog) -> Rendered:
-    return _render(_metadata_log(log), "Metadata log",
+    return _render(_metadata_log(log), t("Metadata log"),
                    fmt.plural(len(log) + 1, "metadata file"),
-                   f"{fmt.plural(len(log), 'previous file')} + the current one")
+                   t("{files} + the current one", files=fmt.plural(len(log), "previous file")))
 
 
 # --------------------------------------------------------------------------- view version log
@@ -295,18 +297,18 @@ def _view_log(log: ViewVersionLog) -> _Timeline:
     def detail(i: int) -> str:
         v = versions.get(log[i].version_id)
         if v is None:
-            return "(not retained)"
+            return "(" + t("not retained") + ")"
         parts = [p for p in (v.operation, v.engine_name) if p]
         return " · ".join(parts)
 
     def node(i: int) -> _Node:
         e = log[i]
         gone = e.version_id not in versions
-        label = f"version {e.version_id}\n{fmt.timestamp(e.timestamp_ms)}"
+        label = f"{t('version {id}', id=e.version_id)}\n{fmt.timestamp(e.timestamp_ms)}"
         if detail(i):
             label += "\n" + fmt.cut(detail(i), 40)
         if is_current(i):
-            label += "\n(current)"
+            label += f"\n({t('current')})"
         return _Node(label, "removed" if gone else "view_version", bold=is_current(i),
                      greyed=gone, version_id=None if gone else e.version_id)
 
@@ -319,24 +321,25 @@ def _view_log(log: ViewVersionLog) -> _Timeline:
         headers=("#", "time (UTC)", "version", "details", "note"),
         html_row=lambda i: [str(i + 1), h.esc(fmt.timestamp(log[i].timestamp_ms)),
                             h.code(log[i].version_id), h.esc(detail(i)),
-                            "".join(h.badge(t, k) for t, k in note(i))],
+                            "".join(h.badge(x, k) for x, k in note(i))],
         text_row=lambda i: [str(i + 1), fmt.timestamp(log[i].timestamp_ms),
                             str(log[i].version_id), fmt.cut(detail(i), 60),
-                            " ".join(t for t, _ in note(i))])
+                            " ".join(x for x, _ in note(i))])
 
 
 def view_version_timeline(log: ViewVersionLog) -> Graph:
     """A view's version log as a timeline: which version was current when, rollbacks marked."""
-    return _graph(_view_log(log), _log_title(len(log), "entry", "entries"), "View version log")
+    return _graph(_view_log(log), _log_title(len(log), "entry", "entries"),
+                  t("View version log"))
 
 
 @register(ViewVersionLog, text_repr=True)
 def _render_view_log(log: ViewVersionLog) -> Rendered:
     tl = _view_log(log)
-    sub = f"current version {log.metadata.current_version_id}"
+    sub = t("current version {id}", id=log.metadata.current_version_id)
     if tl.rollbacks:
         sub += f" · {fmt.plural(len(tl.rollbacks), 'rollback')}"
-    return _render(tl, "View version log", _log_title(len(log), "entry", "entries"), sub)
+    return _render(tl, t("View version log"), _log_title(len(log), "entry", "entries"), sub)
 
 
 # --------------------------------------------------------------------------- snapshot strip
@@ -359,7 +362,7 @@ def _strip_lanes(md: Any, snaps: Mapping[int, Any]) -> tuple[list[str], dict[int
     if "main" not in branches and md.current_snapshot_id is not None:
         branches.insert(0, "main")
     shown = branches[:_MAX_LANES - 1]
-    names = [*shown] + (["other branches"] if len(branches) > len(shown) else [])
+    names = [*shown] + ([t("other branches")] if len(branches) > len(shown) else [])
     lane_of: dict[int, int] = {}
     for b in branches:
         lane = names.index(b) if b in names else len(names) - 1
@@ -370,7 +373,7 @@ def _strip_lanes(md: Any, snaps: Mapping[int, Any]) -> tuple[list[str], dict[int
             lane_of[cur.snapshot_id] = lane
             cur = None if cur.parent_snapshot_id is None else snaps.get(cur.parent_snapshot_id)
     if any(sid not in lane_of for sid in snaps):
-        names.append("no branch")
+        names.append(t("no branch"))
         for sid in snaps:
             lane_of.setdefault(sid, len(names) - 1)
     return names, lane_of
@@ -452,8 +455,8 @@ def snapshot_strip(snapshots: Snapshots, *,
         fill, stroke = PALETTE["snapshot_current" if current else "snapshot"]
         lines = [f"{sid} {fmt.timestamp(s.timestamp_ms)} {s.operation or ''}".rstrip()]
         if len(members) > 1:
-            lines.append(f"and {fmt.plural(len(members) - 1, 'earlier snapshot')} at this "
-                         "point of the axis")
+            lines.append(t("and {snapshots} at this point of the axis",
+                           snapshots=fmt.plural(len(members) - 1, "earlier snapshot")))
         marks: list[str] = []
         for m in members:
             snap = snaps[m]
@@ -461,16 +464,19 @@ def snapshot_strip(snapshots: Snapshots, *,
                    else None)
             if (par is not None and snap.schema_id is not None and par.schema_id is not None
                     and snap.schema_id != par.schema_id):
-                lines.append(f"schema {par.schema_id} -> {snap.schema_id} at {m}")
+                lines.append(t("schema {a} -> {b} at {id}", a=par.schema_id, b=snap.schema_id,
+                               id=m))
                 marks.append("schema")
             if m in spec_changes:
-                lines.append(f"first write with partition spec {spec_changes[m]} at {m}")
+                lines.append(t("first write with partition spec {spec} at {id}",
+                               spec=spec_changes[m], id=m))
                 marks.append("spec")
             if m in rolled_to:
-                lines.append(f"rolled back to {m} at {fmt.timestamp(rolled_to[m])}")
+                lines.append(t("rolled back to {id} at {time}", id=m,
+                               time=fmt.timestamp(rolled_to[m])))
                 marks.append("rollback")
             if m in tags:
-                lines.append("tag: " + ", ".join(tags[m]))
+                lines.append(t("tag") + ": " + ", ".join(tags[m]))
                 marks.append("tag")
         r = 4.5 if len(members) == 1 else 5.5
         g = [f'<g id="strip_{sid}" class="node snapshot"><title>{node_id}</title>',
@@ -478,7 +484,7 @@ def snapshot_strip(snapshots: Snapshots, *,
              f'stroke-width="{2.2 if current else 1}"/>']
         if "schema" in marks:
             g.append(f'<path d="M{x:.1f},{y - 13:.1f} l3.5,3.5 l-3.5,3.5 l-3.5,-3.5 z" '
-                     f'fill="{_SCHEMA_COLOR}"><title>schema change</title></path>')
+                     f'fill="{_SCHEMA_COLOR}"><title>{h.esc(t("schema change"))}</title></path>')
         if "spec" in marks:
             g.append(f'<rect x="{x - 3:.1f}" y="{y + 7:.1f}" width="6" height="6" '
                      f'fill="{_SPEC_COLOR}"/>')
@@ -499,9 +505,10 @@ def snapshot_strip(snapshots: Snapshots, *,
             nodes[before] = replace(nodes[before], children=(node_id,))
         prev_in_lane[lane] = node_id
     out.append("</g></svg>")
-    legend = ("◆ schema change · ■ first write with a new partition spec · dashed ring: "
-              "rolled back to · flag: tag")
-    text_lines = [f"{name}: {sum(1 for v in lane_of.values() if v == i):,} snapshots"
+    legend = t("◆ schema change · ■ first write with a new partition spec · dashed ring: "
+               "rolled back to · flag: tag")
+    text_lines = [f"{name}: " + t("{n:,} snapshots",
+                                  n=sum(1 for v in lane_of.values() if v == i))
                   for i, name in enumerate(names)]
     return Graph("", "\n".join(text_lines), title=fmt.plural(len(snaps), "snapshot"),
-                 kind="Snapshot timeline", caption=legend, nodes=nodes, svg="".join(out))
+                 kind=t("Snapshot timeline"), caption=legend, nodes=nodes, svg="".join(out))

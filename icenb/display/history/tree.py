@@ -21,6 +21,7 @@ from icenb.display.kit import html as h
 from icenb.display.kit.dot import Dot
 from icenb.display.kit.graph import Graph, GraphNode
 from icenb.display.registry import Rendered, register
+from icenb.labels import t
 from icenb.options import get_options
 from icenb.reprs import safe_repr
 from icenb.spec.snapshot import (
@@ -141,8 +142,8 @@ def layout(snapshots: Snapshots | Sequence[Snapshot], *, max_nodes: int | None =
     targets = [ref.snapshot_id for _, ref in sorted_refs]
     if current is not None:
         targets.insert(0, current)
-    for t in targets:
-        cur: int | None = t
+    for target in targets:
+        cur: int | None = target
         while cur is not None and cur in snaps and cur not in reachable:
             reachable.add(cur)
             cur = snaps[cur].parent_snapshot_id
@@ -165,13 +166,13 @@ def layout(snapshots: Snapshots | Sequence[Snapshot], *, max_nodes: int | None =
         text = None if s.summary is None else s.summary.get(SOURCE_SNAPSHOT_ID)
         if text is not None and text.strip().lstrip("-").isdigit():
             picks.append((sid, int(text)))
-    missing = list(dict.fromkeys(t for t in targets if t not in snaps))
+    missing = list(dict.fromkeys(x for x in targets if x not in snaps))
 
     # Candidates, most important first.
     cand: list[int] = []
-    for t in targets:
-        if t in snaps:
-            cand.append(t)
+    for target in targets:
+        if target in snaps:
+            cand.append(target)
     cand += [f for f in focus if f in snaps]
     ordered = sorted(snaps, key=order.__getitem__)
     if ordered:
@@ -185,8 +186,8 @@ def layout(snapshots: Snapshots | Sequence[Snapshot], *, max_nodes: int | None =
                 break
             root, steps = p, steps + 1
         cand.append(root)
-    for t in targets:   # near ancestors of every ref
-        s2 = snaps.get(t)
+    for target in targets:   # near ancestors of every ref
+        s2 = snaps.get(target)
         for _ in range(2):
             if s2 is None or s2.parent_snapshot_id is None:
                 break
@@ -326,16 +327,17 @@ def _node_lines(lay: TreeLayout, sid: int) -> list[str]:
     lines = [str(sid), fmt.timestamp(s.timestamp_ms)]
     op = "" if s.operation is None else str(s.operation)
     counts = summary_counts(s.summary)
-    lines.append((op + "  " + counts).strip() or "(no summary)")
+    lines.append((op + "  " + counts).strip() or f"({t('no summary')})")
     parent = lay.snaps.get(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
     if (parent is not None and s.schema_id is not None and parent.schema_id is not None
             and parent.schema_id != s.schema_id):
-        lines.append(f"schema {parent.schema_id} → {s.schema_id}")
+        lines.append(t("schema {a} → {b}", a=parent.schema_id, b=s.schema_id))
     if s.summary is not None:
         if PUBLISHED_WAP_ID in s.summary:
-            lines.append(f"published wap.id {fmt.cut(s.summary[PUBLISHED_WAP_ID], 40)}")
+            lines.append(t("published wap.id {id}",
+                           id=fmt.cut(s.summary[PUBLISHED_WAP_ID], 40)))
         elif WAP_ID in s.summary:
-            lines.append(f"staged wap.id {fmt.cut(s.summary[WAP_ID], 40)}")
+            lines.append(t("staged wap.id {id}", id=fmt.cut(s.summary[WAP_ID], 40)))
         src = s.summary.get(SOURCE_SNAPSHOT_ID)
         if src is not None:
             try:
@@ -343,11 +345,12 @@ def _node_lines(lay: TreeLayout, sid: int) -> list[str]:
             except ValueError:
                 gone = True
             if gone:
-                lines.append(f"cherry-picked from {fmt.cut(src, 30)} (expired)")
+                lines.append(t("cherry-picked from {id}", id=fmt.cut(src, 30))
+                             + f" ({t('expired')})")
     if sid == lay.current:
-        lines.append("(current)")
+        lines.append(f"({t('current')})")
     elif sid in lay.orphans:
-        lines.append("(not on any branch or tag)")
+        lines.append(f"({t('not on any branch or tag')})")
     return lines
 
 
@@ -424,7 +427,7 @@ def _tree_nodes(lay: TreeLayout) -> dict[str, GraphNode]:
         f = lay.folds.get(sid)
         if f is not None:
             nodes[f.node_id] = GraphNode(
-                " ".join(_fold_label(f).split("\n")) + " (click to show them)", "folded",
+                " ".join(_fold_label(f).split("\n")) + f" ({t('click to show them')})", "folded",
                 fold=True, parents=tuple(x for x in (parent_node.get(f.node_id),) if x),
                 children=(key,))
     return nodes
@@ -443,7 +446,7 @@ def _draw(lay: TreeLayout) -> Graph:
             attrs.update(style="rounded,filled,dashed", fontcolor="#6e7781")
         dot.node(f"s{sid}", "\n".join(_node_lines(lay, sid)), kind=kind, **attrs)
     for m in lay.missing:
-        dot.node(f"s{m}", f"{m}\n(missing from the metadata)", kind="removed",
+        dot.node(f"s{m}", f"{m}\n({t('missing from the metadata')})", kind="removed",
                  style="rounded,dashed", fontcolor="#6e7781")
     for sid in lay.shown:
         p = lay.snaps[sid].parent_snapshot_id
@@ -456,27 +459,27 @@ def _draw(lay: TreeLayout) -> Graph:
             if f.ancestor is not None:
                 dot.edge(f.node_id, f"s{f.ancestor}")
             elif f.expired_parent is not None:
-                dot.node(f"x{f.expired_parent}", f"expired parent\n{f.expired_parent}",
+                dot.node(f"x{f.expired_parent}", f"{t('expired parent')}\n{f.expired_parent}",
                          kind="folded", style="rounded,dashed", fontsize="8")
                 dot.edge(f.node_id, f"x{f.expired_parent}", style="dashed")
         elif p in lay.snaps:
             dot.edge(f"s{sid}", f"s{p}")
         else:
-            dot.node(f"x{p}", f"expired parent\n{p}", kind="folded", style="rounded,dashed",
+            dot.node(f"x{p}", f"{t('expired parent')}\n{p}", kind="folded", style="rounded,dashed",
                      fontsize="8")
             dot.edge(f"s{sid}", f"x{p}", style="dashed")
     shown = set(lay.shown)
     for a, b in lay.rollbacks:
         if a in shown and b in shown:
-            dot.edge(f"s{a}", f"s{b}", label="rollback", style="dashed", constraint="false",
+            dot.edge(f"s{a}", f"s{b}", label=t("rollback"), style="dashed", constraint="false",
                      color="#c62828", fontcolor="#c62828")
     for a, b in lay.jumps:
         if a in shown and b in shown:
-            dot.edge(f"s{a}", f"s{b}", label="set current", style="dashed",
+            dot.edge(f"s{a}", f"s{b}", label=t("set current"), style="dashed",
                      constraint="false")
     for new, src in lay.picks:
         if new in shown and src in shown:
-            dot.edge(f"s{new}", f"s{src}", label="cherry-picked from", style="dotted",
+            dot.edge(f"s{new}", f"s{src}", label=t("cherry-picked from"), style="dotted",
                      constraint="false")
     for sid in [*lay.shown, *lay.missing]:
         refs = lay.refs_by_snapshot.get(sid, [])
@@ -493,7 +496,7 @@ def _draw(lay: TreeLayout) -> Graph:
         dot.same_rank([node_id, target])
     title = f"{fmt.plural(lay.total, 'snapshot')}"
     caption = _caption(lay)
-    return Graph(dot.source(), _outline(lay), title=title, kind="Snapshot tree",
+    return Graph(dot.source(), _outline(lay), title=title, kind=t("Snapshot tree"),
                  caption=caption, nodes=_tree_nodes(lay))
 
 
@@ -501,12 +504,15 @@ def _caption(lay: TreeLayout) -> str:
     parts = []
     n_shown = len(lay.shown)
     if n_shown < lay.total:
-        parts.append(f"showing {n_shown:,} of {lay.total:,} snapshots "
-                     f"(display_max_snapshots={get_options().display_max_snapshots})")
+        parts.append(t("showing {shown:,} of {total:,} snapshots (display_max_snapshots={limit})",
+                       shown=n_shown, total=lay.total,
+                       limit=get_options().display_max_snapshots))
     if lay.hidden_refs:
-        parts.append(f"{fmt.plural(lay.hidden_refs, 'ref')} on snapshots not shown")
+        parts.append(t("{refs} on snapshots not shown",
+                       refs=fmt.plural(lay.hidden_refs, "ref")))
     if lay.rollbacks:
-        parts.append(f"{fmt.plural(len(lay.rollbacks), 'rollback')} in the snapshot log")
+        parts.append(t("{rollbacks} in the snapshot log",
+                       rollbacks=fmt.plural(len(lay.rollbacks), "rollback")))
     return "; ".join(parts)
 
 
@@ -517,31 +523,31 @@ def _ref_badges(lay: TreeLayout, sid: int) -> list[tuple[str, str]]:
     """(text, badge kind) for the refs at ``sid``, current first."""
     out: list[tuple[str, str]] = []
     if sid == lay.current:
-        out.append(("current", "current"))
+        out.append((t("current"), "current"))
     refs, more = fmt.first(lay.refs_by_snapshot.get(sid, ()))
     for name, ref in refs:
-        out.append((name, "branch") if ref.is_branch else (f"tag: {name}", "tag"))
+        out.append((name, "branch") if ref.is_branch else (f"{t('tag')}: {name}", "tag"))
     if more:
-        out.append((f"+{more:,} more refs", "muted"))
+        out.append((t("+{n:,} more refs", n=more), "muted"))
     return out
 
 
 def _oneline(lay: TreeLayout, sid: int) -> str:
     s = lay.snaps.get(sid)
     badges = _ref_badges(lay, sid)
-    refs = f" ({', '.join(fmt.cut(t, 40) for t, _ in badges)})" if badges else ""
+    refs = f" ({', '.join(fmt.cut(x, 40) for x, _ in badges)})" if badges else ""
     if s is None:
-        return f"{sid}{refs} missing from the metadata"
+        return f"{sid}{refs} {t('missing from the metadata')}"
     op = "" if s.operation is None else f" {s.operation}"
     counts = summary_counts(s.summary)
     extra = []
     src = None if s.summary is None else s.summary.get(SOURCE_SNAPSHOT_ID)
     if src is not None:
-        extra.append(f"cherry-picked from {fmt.cut(src, 30)}")
+        extra.append(t("cherry-picked from {id}", id=fmt.cut(src, 30)))
     if sid in lay.orphans:
-        extra.append("not on any ref")
+        extra.append(t("not on any ref"))
     if s.parent_snapshot_id is not None and s.parent_snapshot_id not in lay.snaps:
-        extra.append(f"parent {s.parent_snapshot_id} expired")
+        extra.append(t("parent {id} expired", id=s.parent_snapshot_id))
     tail = f" [{'; '.join(extra)}]" if extra else ""
     return (f"{sid}{refs} {fmt.timestamp(s.timestamp_ms)}{op}"
             f"{'  ' + counts if counts else ''}{tail}")
@@ -571,7 +577,7 @@ def _outline(lay: TreeLayout) -> str:
                 span += f" - {fmt.timestamp(f.last_ms)}"
             text = f"… {fmt.plural(f.count, 'snapshot')} … ({span})"
             if f.expired_parent is not None:
-                text += f" [parent {f.expired_parent} expired]"
+                text += f" [{t('parent {id} expired', id=f.expired_parent)}]"
             pk = None if f.ancestor is None else f"s{f.ancestor}"
             entries.append(((f.last_ms, lay.order[sid]), idx, (f.node_id, text, pk)))
     # Newest first; a fold sorts just below its child (same position key, after it).
@@ -621,9 +627,9 @@ def _table_html(lay: TreeLayout) -> str:
     rows: list[list[str]] = []
     for sid in lay.shown:
         s = lay.snaps[sid]
-        badges = "".join(h.badge(t, k) for t, k in _ref_badges(lay, sid))
+        badges = "".join(h.badge(x, k) for x, k in _ref_badges(lay, sid))
         if sid in lay.orphans:
-            badges += h.badge("not on any ref", "muted")
+            badges += h.badge(t("not on any ref"), "muted")
         rows.append([h.code(sid), h.esc(fmt.timestamp(s.timestamp_ms)),
                      h.esc("" if s.operation is None else s.operation), badges,
                      h.esc(summary_counts(s.summary))])
@@ -633,9 +639,10 @@ def _table_html(lay: TreeLayout) -> str:
                          h.muted(f"{fmt.timestamp(f.first_ms)} - {fmt.timestamp(f.last_ms)}"),
                          "", "", ""])
     for m in lay.missing:
-        rows.append([h.code(m), h.muted("missing from the metadata"), "",
-                     "".join(h.badge(t, k) for t, k in _ref_badges(lay, m)), ""])
-    return h.table(["snapshot", "time (UTC)", "operation", "refs", "changes"], rows)
+        rows.append([h.code(m), h.muted(t("missing from the metadata")), "",
+                     "".join(h.badge(x, k) for x, k in _ref_badges(lay, m)), ""])
+    return h.table([t(x) for x in ("snapshot", "time (UTC)", "operation", "refs", "changes")],
+                   rows)
 
 
 @register(Snapshots, text_repr=True)
@@ -645,15 +652,17 @@ def _render_snapshots(snapshots: Snapshots) -> Rendered:
     md = snapshots.metadata
     n_branches = sum(1 for r in md.refs.values() if r.is_branch)
     n_tags = len(md.refs) - n_branches
-    sub = h.muted(f"current {md.current_snapshot_id if md.current_snapshot_id is not None else '-'}"
-                  f" · {fmt.plural(n_branches, 'branch', 'branches')}"
+    cur = md.current_snapshot_id
+    sub = h.muted(t("current {id}", id=cur if cur is not None else "-")
+                  + f" · {fmt.plural(n_branches, 'branch', 'branches')}"
                   f" · {fmt.plural(n_tags, 'tag')}")
     body = graph.html_fragment() + h.section(
-        "Snapshots shown", _table_html(lay), count=f"{len(lay.shown):,} of {lay.total:,}")
+        t("Snapshots shown"), _table_html(lay),
+        count=t("{shown:,} of {total:,}", shown=len(lay.shown), total=lay.total))
     title = fmt.plural(lay.total, "snapshot")
-    head = (f"Snapshots: {title}, current {md.current_snapshot_id}, "
+    head = (f"{t('Snapshots')}: {title}, {t('current {id}', id=cur)}, "
             f"{fmt.plural(n_branches, 'branch', 'branches')}, {fmt.plural(n_tags, 'tag')}")
     text = head + ("\n" + graph.text if graph.text else "")
     if graph.caption:
         text += f"\n({graph.caption})"
-    return Rendered(h.card("Snapshots", title, sub, body), text)
+    return Rendered(h.card(t("Snapshots"), title, sub, body), text)
