@@ -671,4 +671,6 @@ ZH: dict[str, str] = {
     'Snapshots shown': '显示的快照',
     '{shown:,} of {total:,}': '{shown:,} / {total:,}',
     'branches': '分支',
+    # ---- schema and partition spec history
+    '{n:,} snapshots without a known schema id': '{n:,} 个快照没有已知的模式 ID',
 }

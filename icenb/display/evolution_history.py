@@ -257,7 +257,9 @@ def _schema_history(hist: SchemaHistory) -> Rendered:
             + extra + h.section(t("Graph"), graph.html_fragment()))
     text = "\n".join([f"{t('Schema history')}: {sub}", "", _schema_grid(hist, False), legend,
                       "", _schema_versions(hist, False)]
-                     + ([without] if hist.snapshots_without_schema else []))
+                     + ([t("{n:,} snapshots without a known schema id",
+                            n=hist.snapshots_without_schema)]
+                        if hist.snapshots_without_schema else []))
     card_sub = f"{fmt.plural(len(hist.fields), 'field id')}, {current}"
     return Rendered(h.card(t("Schema history"), fmt.plural(n, "schema"), h.esc(card_sub),
                            body), text)
