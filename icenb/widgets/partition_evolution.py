@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from icenb.display import html as h
 from icenb.display import render
 from icenb.errors import IcebergError, ValidationError
+from icenb.labels import t
 from icenb.reprs import safe_repr
 from icenb.spec import (
     PartitionSpec,
@@ -175,7 +176,7 @@ class PartitionEvolution(Authoring):
             try:
                 projected = str(project_inclusive(spec, md.schema, expr)) if spec else "?"
             except IcebergError as e:
-                projected = f"(cannot project: {e})"
+                projected = "(" + t("cannot project: {error}", error=e) + ")"
             out[spec_id] = SpecPruning(spec_id, max(totals.get(spec_id, 0),
                                                     kept.get(spec_id, 0)),
                                        kept.get(spec_id, 0), projected)
@@ -192,9 +193,9 @@ class PartitionEvolution(Authoring):
         field = schema.field_by_name(sources[0])
         if field is None:
             raise ValidationError("cannot find source column", field=sources[0], value=term)
-        t = field.field_type
-        if not transform.can_transform(t):
-            raise ValidationError(f"{transform} cannot transform {t}", field=sources[0],
+        typ = field.field_type
+        if not transform.can_transform(typ):
+            raise ValidationError(f"{transform} cannot transform {typ}", field=sources[0],
                                   value=term)
         if values is None:
             col = self._table.scan().select(sources[0]).page(0, 200).column(0)
@@ -202,11 +203,11 @@ class PartitionEvolution(Authoring):
             values = values[:self._sample_values]
         rows = []
         is_bucket = str(transform).startswith("bucket")
-        result_type = transform.result_type(t)
+        result_type = transform.result_type(typ)
         for raw in values:
-            v = coerce(t, raw, field=sources[0])
-            result = transform.apply(t, v)
-            rows.append((raw, bucket_hash(t, v) if is_bucket else None, result,
+            v = coerce(typ, raw, field=sources[0])
+            result = transform.apply(typ, v)
+            rows.append((raw, bucket_hash(typ, v) if is_bucket else None, result,
                          "null" if result is None else to_human(result_type, result)))
         return TransformPreview(term, sources[0], str(transform), tuple(rows))
 
@@ -260,22 +261,22 @@ class PartitionEvolution(Authoring):
     # ------------------------------------------------------------------ form
 
     def _form(self) -> w.Widget:
-        self.action = w.Dropdown(options=list(_ACTIONS), value="add field",
+        self.action = w.Dropdown(options=[(t(a), a) for a in _ACTIONS], value="add field",
                                  layout=w.Layout(width="150px"))
-        self.term = w.Combobox(placeholder="bucket(16, id) · day(ts) · field name",
+        self.term = w.Combobox(placeholder=t("bucket(16, id) · day(ts) · field name"),
                                ensure_option=False, layout=w.Layout(width="260px"))
-        self.field_name = w.Text(placeholder="name (optional) / new name",
+        self.field_name = w.Text(placeholder=t("name (optional) / new name"),
                                  layout=w.Layout(width="200px"))
-        self.samples = w.Text(placeholder="values to transform, comma separated (optional)",
+        self.samples = w.Text(placeholder=t("values to transform, comma separated (optional)"),
                               continuous_update=False, layout=w.Layout(width="360px"))
         self.transform_panel = w.HTML()
         self.transform_panel.add_class("icenb-pe-transform")
         self.term.observe(lambda _c: self._show_transform(), names="value")
         self.samples.observe(lambda _c: self._show_transform(), names="value")
-        self.predicate = w.Text(placeholder="predicate for the pruning lab, e.g. ts > "
-                                "'2024-01-02T00:00:00'", continuous_update=False,
-                                layout=w.Layout(width="420px"))
-        self.prune_button = w.Button(description="count files")
+        self.predicate = w.Text(placeholder=t("predicate for the pruning lab, e.g. ts > "
+                                              "'2024-01-02T00:00:00'"),
+                                continuous_update=False, layout=w.Layout(width="420px"))
+        self.prune_button = w.Button(description=t("count files"))
         self.pruning_panel = w.HTML()
         self.pruning_panel.add_class("icenb-pe-pruning")
         self.prune_button.on_click(lambda _b: self._guard_prune())
@@ -322,9 +323,9 @@ class PartitionEvolution(Authoring):
 
     def _header_facts(self) -> list[str]:
         md = self._table.metadata
-        return [f"default spec {md.default_spec_id}",
+        return [t("default spec {id}", id=md.default_spec_id),
                 f"last-partition-id {md.last_partition_id}",
-                f"{len(md.partition_specs)} spec(s)"]
+                t("{n} spec(s)", n=len(md.partition_specs))]
 
     def _history_html(self) -> str:
         if hasattr(self, "term"):
@@ -332,24 +333,24 @@ class PartitionEvolution(Authoring):
             self.term.options = [f.name for f in spec.fields]
         note = ""
         if self._table.metadata.format_version == 1:
-            note = h.muted("format v1: a removed partition field stays in the spec as void "
-                           "(v1 specs keep every field)")
-        return h.section("Partition spec history",
+            note = h.muted(t("format v1: a removed partition field stays in the spec as void "
+                             "(v1 specs keep every field)"))
+        return h.section(t("Partition spec history"),
                          note + render(self._table.spec_history()).html, open=False)
 
     def _preview_html(self) -> str:
         spec = self.preview
         if spec is None:
-            return h.muted("the preview appears when every staged change is allowed")
+            return h.muted(t("the preview appears when every staged change is allowed"))
         md = self._table.metadata
         rows = [[str(f.field_id), h.code(f.name), h.code(str(f.transform)),
                  h.code(md.schema.column_name(f.source_ids[0]) or "?")] for f in spec.fields]
         facts = h.kv([("default-spec-id", f"{md.default_spec_id} → {spec.spec_id}"),
                       ("last-partition-id",
                        f"{md.last_partition_id} → {self._last_partition_id}")])
-        body = facts + (h.table(["field id", "name", "transform", "source"], rows)
-                        if rows else h.muted("unpartitioned"))
-        return h.section("Preview: the new default spec", body, open=True)
+        body = facts + (h.table([t("field id"), t("name"), t("transform"), t("source")], rows)
+                        if rows else h.muted(t("unpartitioned")))
+        return h.section(t("Preview: the new default spec"), body, open=True)
 
     def _effect_html(self, before: Any) -> str:
         after = self._table.metadata
@@ -361,12 +362,14 @@ class PartitionEvolution(Authoring):
         fields = []
         for fid in sorted(set(old) | set(new)):
             a, b = old.get(fid), new.get(fid)
-            change = (h.badge("added", "added") if a is None else h.badge("removed", "deleted")
-                      if b is None else h.badge("changed", "warn") if a != b else "")
+            change = (h.badge(t("added"), "added") if a is None
+                      else h.badge(t("removed"), "deleted") if b is None
+                      else h.badge(t("changed"), "warn") if a != b else "")
             fields.append([str(fid), h.code("" if a is None else f"{a.name} {a.transform}"),
                            h.code("" if b is None else f"{b.name} {b.transform}"), change])
-        return h.section("Committed: the default spec before and after", h.kv(rows)
-                         + h.table(["field id", "before", "after", "change"], fields)
+        return h.section(t("Committed: the default spec before and after"), h.kv(rows)
+                         + h.table([t("field id"), t("before"), t("after"), t("change")],
+                                   fields)
                          + render(self._table.spec_history()).html, open=True)
 
 
@@ -377,16 +380,17 @@ def _counts(ids: Any) -> tuple[list[Any], list[int]]:
 
 def _transform_html(pv: TransformPreview) -> str:
     bucket = any(r[1] is not None for r in pv.rows)
-    headers = [pv.source, *(["32-bit hash (Appendix B)"] if bucket else []), pv.transform,
-               "in a path"]
+    headers = [pv.source, *([t("32-bit hash (Appendix B)")] if bucket else []), pv.transform,
+               t("in a path")]
     body = [[h.esc(repr(r[0])), *([h.esc(str(r[1]))] if bucket else []), h.esc(str(r[2])),
              h.code(r[3])] for r in pv.rows]
-    return h.section(f"Transform preview: {pv.term}", h.table(headers, body), open=True)
+    return h.section(t("Transform preview: {term}", term=pv.term), h.table(headers, body),
+                     open=True)
 
 
 def _pruning_html(p: Pruning) -> str:
     rows = [[str(s.spec_id), str(s.files), str(s.kept), str(s.pruned), h.code(s.projection)]
             for s in p.specs.values()]
-    return h.section(f"Pruning lab: {p.predicate}",
-                     h.table(["spec", "files", "kept", "pruned", "projected filter"], rows),
-                     open=True)
+    return h.section(t("Pruning lab: {predicate}", predicate=p.predicate),
+                     h.table([t(x) for x in ("spec", "files", "kept", "pruned",
+                                             "projected filter")], rows), open=True)

@@ -17,6 +17,7 @@ import pyarrow as pa
 from icenb.display import html as h
 from icenb.display import render
 from icenb.errors import IcebergError
+from icenb.labels import t
 from icenb.spec import Schema, SchemaUpdate, check_schema_sources, schema_to_json
 from icenb.table import Scan, Table
 from icenb.widgets.authoring import Authoring
@@ -216,24 +217,24 @@ class SchemaEvolution(Authoring):
     # ------------------------------------------------------------------ form
 
     def _form(self) -> w.Widget:
-        self.action = w.Dropdown(options=list(_ACTIONS), value="add column",
+        self.action = w.Dropdown(options=[(t(a), a) for a in _ACTIONS], value="add column",
                                  layout=w.Layout(width="190px"))
-        self.column = w.Combobox(placeholder="column (a.b for nested)", ensure_option=False,
+        self.column = w.Combobox(placeholder=t("column (a.b for nested)"), ensure_option=False,
                                  layout=w.Layout(width="200px"))
-        self.value = w.Text(placeholder="type / new name / other column / default",
+        self.value = w.Text(placeholder=t("type / new name / other column / default"),
                             layout=w.Layout(width="260px"))
-        self.doc = w.Text(placeholder="doc (optional)", layout=w.Layout(width="160px"))
-        self.required = w.Checkbox(description="required", indent=False,
+        self.doc = w.Text(placeholder=t("doc (optional)"), layout=w.Layout(width="160px"))
+        self.required = w.Checkbox(description=t("required"), indent=False,
                                    layout=w.Layout(width="90px"))
-        self.initial_default = w.Text(placeholder="initial default (v3, JSON)",
+        self.initial_default = w.Text(placeholder=t("initial default (v3, JSON)"),
                                       layout=w.Layout(width="170px"))
-        self.incompatible = w.Checkbox(description="allow incompatible changes",
+        self.incompatible = w.Checkbox(description=t("allow incompatible changes"),
                                        value=self._allow, indent=False)
         self.incompatible.observe(self._on_incompatible, names="value")
         self.old_rows_panel = w.HTML()
         self.old_rows_panel.add_class("icenb-se-old-files")
-        self.old_rows_button = w.Button(description="read old files",
-                                        tooltip="existing data files read under the preview")
+        self.old_rows_button = w.Button(description=t("read old files"),
+                                        tooltip=t("existing data files read under the preview"))
         self.old_rows_button.on_click(lambda _b: self._read_old_files())
         return w.VBox([
             w.HBox([self.action, self.column, self.value]),
@@ -277,35 +278,36 @@ class SchemaEvolution(Authoring):
 
     def _header_facts(self) -> list[str]:
         md = self._table.metadata
-        return [f"current schema {md.current_schema_id}",
-                f"last-column-id {md.last_column_id}", f"{len(md.schemas)} schema(s)"]
+        return [t("current schema {id}", id=md.current_schema_id),
+                f"last-column-id {md.last_column_id}", t("{n} schema(s)", n=len(md.schemas))]
 
     def _history_html(self) -> str:
         if hasattr(self, "column"):
             schema = self._table.schema
             names = (schema.column_name(fid) for fid in sorted(schema.field_ids()))
             self.column.options = [n for n in names if n is not None]
-        return h.section("Schema history", render(self._table.schema_history()).html,
+        return h.section(t("Schema history"), render(self._table.schema_history()).html,
                          open=False)
 
     def _preview_html(self) -> str:
         schema = self.preview
         if schema is None:
-            return h.muted("the preview appears when every staged change is allowed")
+            return h.muted(t("the preview appears when every staged change is allowed"))
         md = self._table.metadata
         facts = h.kv([("current-schema-id", f"{md.current_schema_id} → {schema.schema_id}"),
                       ("last-column-id", f"{md.last_column_id} → {self._last_column_id}")])
         before = json.dumps(schema_to_json(md.schema), indent=1).splitlines()
         after = json.dumps(schema_to_json(schema), indent=1).splitlines()
-        diff = "\n".join(difflib.unified_diff(before, after, "current schema", "new schema",
-                                              lineterm="", n=1))
-        return (h.section("Preview: the new schema", facts + render(schema).html, open=True)
-                + h.section("Metadata JSON difference", h.pre(diff or "(no difference)"))
-                + h.section("What existing data files read as",
-                            h.muted("press 'read old files' (or call .old_files())")))
+        diff = "\n".join(difflib.unified_diff(before, after, t("current schema"),
+                                              t("new schema"), lineterm="", n=1))
+        return (h.section(t("Preview: the new schema"), facts + render(schema).html, open=True)
+                + h.section(t("Metadata JSON difference"),
+                            h.pre(diff or f"({t('no difference')})"))
+                + h.section(t("What existing data files read as"),
+                            h.muted(t("press 'read old files' (or call .old_files())"))))
 
     def _read_old_files(self) -> None:
-        self.old_rows_panel.value = spinner_html("reading existing data files ...")
+        self.old_rows_panel.value = spinner_html(t("reading existing data files ..."))
 
         def done(rows: pa.Table) -> None:
             self.old_rows_panel.value = h.document(rows_html(rows))
@@ -320,8 +322,8 @@ class SchemaEvolution(Authoring):
         new, old = after.schema, before.schema
         rows = [("current-schema-id", f"{before.current_schema_id} → {new.schema_id}"),
                 ("last-column-id", f"{before.last_column_id} → {after.last_column_id}")]
-        return h.section("Committed: the schema before and after", h.kv(rows)
-                         + h.table(["field id", "before", "after", "change"],
+        return h.section(t("Committed: the schema before and after"), h.kv(rows)
+                         + h.table([t("field id"), t("before"), t("after"), t("change")],
                                    _field_rows(old, new))
                          + render(self._table.schema_history()).html, open=True)
 
@@ -341,11 +343,11 @@ def _field_rows(old: Schema, new: Schema) -> list[list[str]]:
     for fid in sorted(set(old.field_ids()) | set(new.field_ids())):
         a, b = _field_text(old, fid), _field_text(new, fid)
         if not a:
-            change = h.badge("added", "added")
+            change = h.badge(t("added"), "added")
         elif not b:
-            change = h.badge("dropped", "deleted")
+            change = h.badge(t("dropped"), "deleted")
         elif a != b or old.find_field(fid) != new.find_field(fid):
-            change = h.badge("changed", "warn")
+            change = h.badge(t("changed"), "warn")
         else:
             change = ""
         rows.append([str(fid), h.code(a), h.code(b), change])

@@ -30,6 +30,7 @@ from icenb.display import (
 )
 from icenb.display import html as h
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
+from icenb.labels import t
 from icenb.reprs import safe_repr
 from icenb.spec import (
     ADDED_DATA_FILES,
@@ -76,7 +77,7 @@ _T = "t"
 def rows_html(rows: pa.Table, *, offset: int = 0) -> str:
     """A page of rows as a small HTML table (cells cut, nulls shown as null)."""
     if rows.num_columns == 0:
-        return h.muted("no columns")
+        return h.muted(t("no columns"))
     cols = [rows.column(i).to_pylist() for i in range(rows.num_columns)]
     body = []
     for r in range(rows.num_rows):
@@ -120,37 +121,37 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self.error = ErrorBox()
         self.header = w.HTML()
         self.tree = GraphView(height="380px", parent_key="ArrowDown",
-                              status="click a snapshot; shift-click a second one to compare")
+                              status=t("click a snapshot; shift-click a second one to compare"))
         self.strip = GraphView(height="190px", parent_key="ArrowLeft",
-                               status="every snapshot in time, one lane per branch")
-        self.ref_picker = w.Dropdown(description="ref", layout=w.Layout(width="320px"))
+                               status=t("every snapshot in time, one lane per branch"))
+        self.ref_picker = w.Dropdown(description=t("ref"), layout=w.Layout(width="320px"))
         self.slider = w.IntSlider(min=0, max=0, value=0, readout=False, continuous_update=True,
-                                  description="ancestors", layout=w.Layout(width="420px"))
+                                  description=t("ancestors"), layout=w.Layout(width="420px"))
         self.slider_label = w.HTML()
         self.as_of = w.Text(continuous_update=False,
-                            placeholder="as of: ISO time, epoch ms, id or ref",
+                            placeholder=t("as of: ISO time, epoch ms, id or ref"),
                             layout=w.Layout(width="300px"))
-        self.as_of_go = w.Button(description="go", layout=w.Layout(width="50px"))
+        self.as_of_go = w.Button(description=t("go"), layout=w.Layout(width="50px"))
         self.resolution = w.HTML()
         self.summary = w.HTML()
         self.summary.add_class("icenb-tt-summary")
-        self.metadata_graph = GraphView(height="420px", status="scroll to zoom, drag to pan")
+        self.metadata_graph = GraphView(height="420px", status=t("scroll to zoom, drag to pan"))
         self.metadata_panel = w.HTML()
         self.metadata_panel.add_class("icenb-tt-metadata")
         self.files = w.HTML()
         self.files.add_class("icenb-tt-files")
         self.rows_panel = w.HTML()
         self.rows_panel.add_class("icenb-tt-rows")
-        self.prev_page = w.Button(description="◀ previous", layout=w.Layout(width="100px"))
-        self.next_page = w.Button(description="next ▶", layout=w.Layout(width="100px"))
+        self.prev_page = w.Button(description=t("◀ previous"), layout=w.Layout(width="100px"))
+        self.next_page = w.Button(description=t("next ▶"), layout=w.Layout(width="100px"))
         self.page_label = w.Label()
-        self.spark_toggle = w.ToggleButton(description="read with Spark", value=False,
-                                           tooltip="read the page through Spark (starts a "
-                                           "local session on first use)")
-        self.cancel = w.Button(description="cancel", button_style="warning",
+        self.spark_toggle = w.ToggleButton(description=t("read with Spark"), value=False,
+                                           tooltip=t("read the page through Spark (starts a "
+                                                     "local session on first use)"))
+        self.cancel = w.Button(description=t("cancel"), button_style="warning",
                                layout=w.Layout(width="80px", display="none"))
-        self.diff_panel = w.HTML(value=h.document(h.muted(
-            "shift-click a second snapshot (or call .compare(a, b)) to see what changed")))
+        self.diff_panel = w.HTML(value=h.document(h.muted(t(
+            "shift-click a second snapshot (or call .compare(a, b)) to see what changed"))))
         self.diff_panel.add_class("icenb-tt-diff")
         self.tabs = w.Tab(children=[
             self.summary, w.VBox([self.metadata_graph, self.metadata_panel]), self.files,
@@ -158,7 +159,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
                             self.spark_toggle, self.cancel]), self.rows_panel]),
             self.diff_panel])
         for i, title in enumerate(("Summary", "Metadata tree", "Files", "Rows", "Difference")):
-            self.tabs.set_title(i, title)
+            self.tabs.set_title(i, t(title))
         self.actions = self._build_actions()
 
         super().__init__(children=[
@@ -185,7 +186,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         if current is not None:
             self._guard(lambda: self.select(current))
         else:
-            self.summary.value = h.document(h.muted("the table has no snapshot yet"))
+            self.summary.value = h.document(h.muted(t("the table has no snapshot yet")))
 
     # ------------------------------------------------------------------ programmatic surface
 
@@ -276,14 +277,15 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
             for e in md.snapshot_log:
                 if e.timestamp_ms <= ms:
                     entry = e
-            at = f" since {utc(entry.timestamp_ms)}" if entry is not None else ""
-            return (f"snapshot {sid}: current on main at {utc(ms)} UTC{at} (the last "
-                    "snapshot-log entry at or before that time; spec Appendix F)")
+            at = " " + t("since {time}", time=utc(entry.timestamp_ms)) if entry is not None else ""
+            return t("snapshot {id}: current on main at {time} UTC{since} (the last "
+                     "snapshot-log entry at or before that time; spec Appendix F)", id=sid,
+                     time=utc(ms), since=at)
         if isinstance(when, str):
             ref = md.refs.get(when)
             kind = "branch" if ref is None or ref.is_branch else "tag"
-            return f"snapshot {sid}: the head of {kind} `{when}`"
-        return f"snapshot {sid}"
+            return t("snapshot {id}: the head of {kind} `{ref}`", id=sid, kind=t(kind), ref=when)
+        return t("snapshot {id}", id=sid)
 
     # ------------------------------------------------------------------ selection
 
@@ -409,7 +411,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         snap = md.snapshot_by_id(sid)
         when = "" if snap is None else utc(snap.timestamp_ms)
         self.slider_label.value = h.document(h.muted(
-            f"{pos:,} of {len(self._ancestors):,} · {sid} · {when}"))
+            t("{pos:,} of {n:,}", pos=pos, n=len(self._ancestors)) + f" · {sid} · {when}"))
 
     # ------------------------------------------------------------------ drawing
 
@@ -421,14 +423,14 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
 
     def _redraw(self) -> None:
         """Redraw everything drawn from the metadata (first draw, and after an action)."""
-        t = self._table
-        md = t.metadata
+        tbl = self._table
+        md = tbl.metadata
         self._draw_tree()
-        self.strip.show(snapshot_strip(t.snapshots, spec_changes=self._spec_changes()))
+        self.strip.show(snapshot_strip(tbl.snapshots, spec_changes=self._spec_changes()))
         refs = sorted(md.refs.items(), key=lambda kv: (kv[0] != "main", not kv[1].is_branch,
                                                        kv[0]))
-        options = [("— branch or tag —", "")] + [
-            (f"{name} ({'branch' if r.is_branch else 'tag'}) → {r.snapshot_id}", name)
+        options = [(t("— branch or tag —"), "")] + [
+            (f"{name} ({t('branch') if r.is_branch else t('tag')}) → {r.snapshot_id}", name)
             for name, r in refs]
         self._syncing = True
         try:
@@ -438,13 +440,14 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         finally:
             self._syncing = False
         n_branches = sum(1 for r in md.refs.values() if r.is_branch)
-        writable = "" if t.catalog is not None else " · read-only"
+        writable = "" if tbl.catalog is not None else " · " + t("read-only")
+        sub = t("format v{v} · {snapshots:,} snapshots · {branches} branches · {tags} tags",
+                v=md.format_version, snapshots=len(md.snapshots), branches=n_branches,
+                tags=len(md.refs) - n_branches)
         self.header.value = h.document(
-            f'<div class="icenb-head"><span class="icenb-kind">Time travel</span>'
-            f'<span class="icenb-title">{h.esc(_name(t))}</span>'
-            f'<span class="icenb-sub">format v{md.format_version} · '
-            f"{len(md.snapshots):,} snapshots · {n_branches} branches · "
-            f"{len(md.refs) - n_branches} tags{writable}</span></div>")
+            f'<div class="icenb-head"><span class="icenb-kind">{h.esc(t("Time travel"))}</span>'
+            f'<span class="icenb-title">{h.esc(_name(tbl))}</span>'
+            f'<span class="icenb-sub">{h.esc(sub)}{h.esc(writable)}</span></div>')
 
     def _spec_changes(self) -> dict[int, int]:
         """Snapshot id -> partition spec id of the first live manifest written with each spec
@@ -478,32 +481,31 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
     # ------------------------------------------------------------------ panels
 
     def _show_summary(self) -> None:
-        t = self._table
-        md = t.metadata
+        md = self._table.metadata
         sid = self._selected
         snap = None if sid is None else md.snapshot_by_id(sid)
         if snap is None:
             return
-        refs = [f"{n} ({'branch' if r.is_branch else 'tag'})" for n, r in sorted(md.refs.items())
-                if r.snapshot_id == sid]
+        refs = [f"{n} ({t('branch') if r.is_branch else t('tag')})"
+                for n, r in sorted(md.refs.items()) if r.snapshot_id == sid]
         summary = dict(snap.summary or {})
         rows: list[tuple[str, str]] = [
-            ("snapshot id", h.code(snap.snapshot_id)),
-            ("parent", h.code(snap.parent_snapshot_id) if snap.parent_snapshot_id is not None
-             else h.muted("none")),
-            ("time (UTC)", h.esc(utc(snap.timestamp_ms))),
-            ("operation", h.esc(snap.operation or "")),
-            ("sequence number", h.esc(snap.sequence_number)),
-            ("schema id", h.esc(snap.schema_id)),
+            (t("snapshot id"), h.code(snap.snapshot_id)),
+            (t("parent"), h.code(snap.parent_snapshot_id) if snap.parent_snapshot_id is not None
+             else h.muted(t("none"))),
+            (t("time (UTC)"), h.esc(utc(snap.timestamp_ms))),
+            (t("operation"), h.esc(snap.operation or "")),
+            (t("sequence number"), h.esc(snap.sequence_number)),
+            (t("schema id"), h.esc(snap.schema_id)),
         ]
         if md.format_version >= 3:
-            rows.append(("first row id", h.esc(snap.first_row_id)))
-            rows.append(("added rows", h.esc(snap.added_rows)))
-        rows.append(("refs here", h.esc(", ".join(refs)) if refs else h.muted("none")))
+            rows.append((t("first row id"), h.esc(snap.first_row_id)))
+            rows.append((t("added rows"), h.esc(snap.added_rows)))
+        rows.append((t("refs here"), h.esc(", ".join(refs)) if refs else h.muted(t("none"))))
         if snap.manifest_list:
-            rows.append(("manifest list", h.code(snap.manifest_list)))
+            rows.append((t("manifest list"), h.code(snap.manifest_list)))
         if snap.root_manifest:
-            rows.append(("root manifest", h.code(snap.root_manifest)))
+            rows.append((t("root manifest"), h.code(snap.root_manifest)))
         keys = (ADDED_DATA_FILES, DELETED_DATA_FILES, ADDED_DELETE_FILES,
                 ADDED_RECORDS, DELETED_RECORDS, TOTAL_RECORDS, TOTAL_DATA_FILES,
                 TOTAL_DELETE_FILES, ADDED_POS_DELETES, ADDED_EQ_DELETES)
@@ -530,26 +532,26 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self.metadata_graph.show(figure)
         self.metadata_panel.value = h.document(
             (h.muted(figure.caption) if figure.caption else "")
-            + h.section("Outline", h.pre(figure.text))
+            + h.section(t("Outline"), h.pre(figure.text))
             + code_block(f"{_T}.metadata_tree({sid})"))
 
     def _load_rows(self) -> None:
         sid = self._selected
         if sid is None:
             return
-        t, page, size, spark = self._table, self._page, self._page_size, self._use_spark
+        tbl, page, size, spark = self._table, self._page, self._page_size, self._use_spark
         self._rows = None
         self._rows_error = None
         how = "Spark" if spark else "pyarrow"
-        self.rows_panel.value = spinner_html(f"reading rows {page * size:,}-"
-                                             f"{(page + 1) * size - 1:,} of snapshot {sid} "
-                                             f"with {how}…")
-        self.files.value = spinner_html("planning the files…")
+        self.rows_panel.value = spinner_html(t(
+            "reading rows {start:,}-{end:,} of snapshot {id} with {how}…", start=page * size,
+            end=(page + 1) * size - 1, id=sid, how=how))
+        self.files.value = spinner_html(t("planning the files…"))
         self.cancel.layout.display = ""
-        self.page_label.value = f"page {page + 1}"
+        self.page_label.value = t("page {n}", n=page + 1)
 
         def work() -> tuple[Any, pa.Table]:
-            scan = t.at(sid)
+            scan = tbl.at(sid)
             plan = scan.plan()
             if spark:
                 df = scan.to_spark()
@@ -565,12 +567,13 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
             self.files.value = h.document(render(plan).html + code_block(
                 f"{_T}.at({sid}).plan().files"))
             end = page * size + rows.num_rows
-            more = "" if rows.num_rows == size else " (last page)"
+            more = "" if rows.num_rows == size else f" ({t('last page')})"
             code = (f"{_T}.at({sid}).page({page * size}, {size})" if not spark else
                     f"{_T}.at({sid}).to_spark().offset({page * size}).limit({size})")
             self.rows_panel.value = h.document(
-                h.muted(f"rows {page * size:,}-{max(end - 1, page * size):,}{more} of "
-                        f"snapshot {sid}, in its schema (read with {how})")
+                h.muted(t("rows {start:,}-{end:,}{more} of snapshot {id}, in its schema "
+                          "(read with {how})", start=page * size,
+                          end=max(end - 1, page * size), more=more, id=sid, how=how))
                 + rows_html(rows, offset=page * size) + code_block(code))
 
         def failed(err: BaseException) -> None:
@@ -596,19 +599,18 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
     def _cancel_rows(self) -> None:
         self._work.cancel()
         self.cancel.layout.display = "none"
-        self.rows_panel.value = h.document(h.muted("cancelled"))
-        self.files.value = h.document(h.muted("cancelled"))
+        self.rows_panel.value = h.document(h.muted(t("cancelled")))
+        self.files.value = h.document(h.muted(t("cancelled")))
 
     def _show_diff(self) -> None:
         a, b = self._selected, self._other
-        t = self._table
         if a is None or b is None:
             self._diff = None
-            self.diff_panel.value = h.document(h.muted(
-                "shift-click a second snapshot (or call .compare(a, b)) to see what changed"))
+            self.diff_panel.value = h.document(h.muted(t(
+                "shift-click a second snapshot (or call .compare(a, b)) to see what changed")))
             return
         try:
-            self._diff = t.diff(a, b)
+            self._diff = self._table.diff(a, b)
             files_html = render(self._diff).html
             meta_html = self._metadata_difference(a, b)
             manifests_html = self._manifest_difference(a, b)
@@ -618,7 +620,7 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
             return
         head = (meta_html + files_html + manifests_html)
         code = f"d = {_T}.diff({a}, {b})\nremoved, added = d.rows()"
-        self.diff_panel.value = h.document(head + spinner_html("reading changed rows…")
+        self.diff_panel.value = h.document(head + spinner_html(t("reading changed rows…"))
                                            + code_block(code))
         diff = self._diff
 
@@ -629,9 +631,9 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         def done(result: tuple[pa.Table, pa.Table]) -> None:
             removed, added = result
             limit = self._page_size
-            parts = [h.section(f"Rows removed ({removed.num_rows:,})",
+            parts = [h.section(t("Rows removed ({n:,})", n=removed.num_rows),
                                rows_html(removed.slice(0, limit)), open=True),
-                     h.section(f"Rows added ({added.num_rows:,})",
+                     h.section(t("Rows added ({n:,})", n=added.num_rows),
                                rows_html(added.slice(0, limit)), open=True)]
             self.diff_panel.value = h.document(head + "".join(parts) + code_block(code))
 
@@ -659,9 +661,10 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         rows = []
         for label, get in fields:
             va, vb = get(sa), get(sb)
-            mark = "" if va == vb else h.badge("changed", "warn")
-            rows.append([h.esc(label), h.esc(va), h.esc(vb), mark])
-        return h.section("Metadata", h.table(["", f"a = {a}", f"b = {b}", ""], rows), open=True)
+            mark = "" if va == vb else h.badge(t("changed"), "warn")
+            rows.append([h.esc(t(label)), h.esc(va), h.esc(vb), mark])
+        return h.section(t("Metadata"), h.table(["", f"a = {a}", f"b = {b}", ""], rows),
+                         open=True)
 
     def _manifest_difference(self, a: int, b: int) -> str:
         """Manifests (v4: root entries) reused by b, new in b, and gone from a."""
@@ -672,24 +675,25 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
         pa_ = set(ins.manifests(a).column("path").to_pylist())
         pb = set(ins.manifests(b).column("path").to_pylist())
         reused, new, gone = len(pa_ & pb), sorted(pb - pa_), sorted(pa_ - pb)
-        rows = [[h.esc("reused (the same file in both)"), h.esc(f"{reused:,}")],
-                [h.esc("written for b (new or rewritten)"), h.esc(f"{len(new):,}")],
-                [h.esc("only in a (replaced or dropped)"), h.esc(f"{len(gone):,}")]]
-        return h.section("Manifests", h.table(["", "manifests"], rows), open=True)
+        rows = [[h.esc(t("reused (the same file in both)")), h.esc(f"{reused:,}")],
+                [h.esc(t("written for b (new or rewritten)")), h.esc(f"{len(new):,}")],
+                [h.esc(t("only in a (replaced or dropped)")), h.esc(f"{len(gone):,}")]]
+        return h.section(t("Manifests"), h.table(["", t("manifests")], rows), open=True)
 
     # ------------------------------------------------------------------ actions
 
     def _build_actions(self) -> w.Widget:
         if self._table.catalog is None:
-            return w.HTML(h.document(h.muted(
-                "read-only (opened by location): no tag, branch or rollback actions")))
-        self.ref_name = w.Text(placeholder="tag or branch name", layout=w.Layout(width="200px"))
+            return w.HTML(h.document(h.muted(t(
+                "read-only (opened by location): no tag, branch or rollback actions"))))
+        self.ref_name = w.Text(placeholder=t("tag or branch name"),
+                               layout=w.Layout(width="200px"))
         buttons = [("tag here", self._do_tag), ("branch here", self._do_branch),
                    ("roll back main here", self._do_rollback),
                    ("set current here", self._do_set_current)]
         self.action_buttons = []
         for label, fn in buttons:
-            b = w.Button(description=label, layout=w.Layout(width="auto"))
+            b = w.Button(description=t(label), layout=w.Layout(width="auto"))
             b.on_click(lambda _b, fn=fn: self._guard(fn))
             self.action_buttons.append(b)
         self.confirm = Confirm(self.error, self._after_action)
@@ -719,22 +723,25 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
     def _do_tag(self) -> None:
         sid, name = self._need_selection(), self._need_name()
         self._ask(lambda: self._table.create_tag(name, sid),
-                  f"create tag {name!r} at snapshot {sid}?  t.create_tag({name!r}, {sid})")
+                  t("create tag {name} at snapshot {id}?", name=repr(name), id=sid)
+                  + f"  t.create_tag({name!r}, {sid})")
 
     def _do_branch(self) -> None:
         sid, name = self._need_selection(), self._need_name()
         self._ask(lambda: self._table.create_branch(name, sid),
-                  f"create branch {name!r} at snapshot {sid}?  t.create_branch({name!r}, {sid})")
+                  t("create branch {name} at snapshot {id}?", name=repr(name), id=sid)
+                  + f"  t.create_branch({name!r}, {sid})")
 
     def _do_rollback(self) -> None:
         sid = self._need_selection()
         self._ask(lambda: self._table.rollback_to(sid),
-                  f"roll main back to snapshot {sid}?  t.rollback_to({sid})")
+                  t("roll main back to snapshot {id}?", id=sid) + f"  t.rollback_to({sid})")
 
     def _do_set_current(self) -> None:
         sid = self._need_selection()
         self._ask(lambda: self._table.set_current_snapshot(sid),
-                  f"make snapshot {sid} current on main?  t.set_current_snapshot({sid})")
+                  t("make snapshot {id} current on main?", id=sid)
+                  + f"  t.set_current_snapshot({sid})")
 
     def __repr__(self) -> str:
         return (f"TimeTravel({_name(self._table)!r}, snapshot_id={self._selected}, "
@@ -744,27 +751,29 @@ class TimeTravel(StaticSnapshot, w.VBox):  # type: ignore[misc]
 
     def static_text(self) -> str:
         md = self._table.metadata
-        lines = [f"TimeTravel({_name(self._table)}): {len(md.snapshots):,} snapshots"]
+        lines = [f"TimeTravel({_name(self._table)}): "
+                 + t("{n:,} snapshots", n=len(md.snapshots))]
         if self._selected is not None:
             snap = md.snapshot_by_id(self._selected)
             op = "" if snap is None or snap.operation is None else f" ({snap.operation})"
-            lines.append(f"selected: snapshot {self._selected}{op}")
+            lines.append(t("selected: snapshot {id}", id=self._selected) + op)
         if self._other is not None:
-            lines.append(f"compared with: snapshot {self._other}")
+            lines.append(t("compared with: snapshot {id}", id=self._other))
             if self._diff is not None:
                 lines.append(repr(self._diff))
         if self.tree.graph is not None:
             lines.append(self.tree.graph.text)
-        lines.append(f"({INTERACTIVE_NOTE})")
+        lines.append(f"({t(INTERACTIVE_NOTE)})")
         return "\n".join(lines)
 
     def static_html(self) -> str:
-        parts = [self.header.value, h.muted(INTERACTIVE_NOTE)]
+        parts = [self.header.value, h.muted(t(INTERACTIVE_NOTE))]
         if self._selected is not None:
-            parts.append(h.section("Selected snapshot", self.summary.value, open=True))
+            parts.append(h.section(t("Selected snapshot"), self.summary.value, open=True))
         if self._other is not None and self._diff is not None:
-            parts.append(h.section(f"Difference {self._selected} → {self._other}",
+            parts.append(h.section(t("Difference {a} → {b}", a=self._selected, b=self._other),
                                    render(self._diff).html, open=True))
         if self.tree.graph is not None:
-            parts.append(h.section("Snapshot tree", self.tree.graph.html_fragment(), open=True))
+            parts.append(h.section(t("Snapshot tree"), self.tree.graph.html_fragment(),
+                                   open=True))
         return f'<div class="icenb-card">{"".join(parts)}</div>'

@@ -15,6 +15,7 @@ import pyarrow as pa
 from icenb.display import html as h
 from icenb.display import render, view_version_timeline
 from icenb.errors import NotFound, ValidationError
+from icenb.labels import t
 from icenb.reprs import safe_repr
 from icenb.table import View
 from icenb.widgets.graph_view import GraphView
@@ -55,29 +56,30 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self.error = ErrorBox()
         self.header = w.HTML()
         self.graph = GraphView(height="200px", parent_key="ArrowLeft",
-                               status="click a version; shift-click another to compare")
-        self.picker = w.Dropdown(description="version", layout=w.Layout(width="340px"))
+                               status=t("click a version; shift-click another to compare"))
+        self.picker = w.Dropdown(description=t("version"), layout=w.Layout(width="340px"))
         self.as_of = w.Text(continuous_update=False,
-                            placeholder="version as of: ISO time or epoch ms",
+                            placeholder=t("version as of: ISO time or epoch ms"),
                             layout=w.Layout(width="280px"))
-        self.as_of_go = w.Button(description="go", layout=w.Layout(width="50px"))
+        self.as_of_go = w.Button(description=t("go"), layout=w.Layout(width="50px"))
         self.resolution = w.HTML()
         self.details = w.HTML()
         self.details.add_class("icenb-vv-details")
         self.sql_panel = w.HTML()
         self.sql_panel.add_class("icenb-vv-sql")
-        self.diff_panel = w.HTML(value=h.document(h.muted(
-            "shift-click a second version (or call .compare(a, b)) to see what changed")))
+        self.diff_panel = w.HTML(value=h.document(h.muted(t(
+            "shift-click a second version (or call .compare(a, b)) to see what changed"))))
         self.diff_panel.add_class("icenb-vv-diff")
-        self.run_button = w.Button(description="run on Spark", tooltip="run this version's "
-                                   "Spark SQL (starts a local session on first use)")
-        self.rows_panel = w.HTML(value=h.document(h.muted(
-            "rows are read only when you ask: Spark runs the version's SQL")))
+        self.run_button = w.Button(description=t("run on Spark"),
+                                   tooltip=t("run this version's Spark SQL (starts a local "
+                                             "session on first use)"))
+        self.rows_panel = w.HTML(value=h.document(h.muted(t(
+            "rows are read only when you ask: Spark runs the version's SQL"))))
         self.rows_panel.add_class("icenb-vv-rows")
         self.tabs = w.Tab(children=[w.VBox([self.details, self.sql_panel]), self.diff_panel,
                                     w.VBox([self.run_button, self.rows_panel])])
         for i, title in enumerate(("Version", "Difference", "Rows")):
-            self.tabs.set_title(i, title)
+            self.tabs.set_title(i, t(title))
         self.actions = self._build_actions()
         super().__init__(children=[
             self.header, self.error, w.HBox([self.picker, self.as_of, self.as_of_go]),
@@ -139,7 +141,8 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
         """Select the version that was current at ``when`` (``v.version_at``)."""
         v = self._view.version_at(when)
         self.resolution.value = h.document(h.muted(
-            f"version {v.version_id}: current at {when} per the version log"))
+            t("version {id}: current at {when} per the version log", id=v.version_id,
+              when=when)))
         return self.select(v.version_id)
 
     def compare(self, a: int, b: int) -> Any:
@@ -167,8 +170,9 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self._syncing = True
         try:
             self.picker.options = [
-                (f"version {x.version_id} · {utc(x.timestamp_ms)}"
-                 + (" (current)" if x.version_id == v.current_version_id else ""), x.version_id)
+                (f"{t('version {id}', id=x.version_id)} · {utc(x.timestamp_ms)}"
+                 + (f" ({t('current')})" if x.version_id == v.current_version_id else ""),
+                 x.version_id)
                 for x in sorted(v.versions, key=lambda x: x.version_id)]
             if self._selected is not None and self._selected in [x.version_id for x in
                                                                   v.versions]:
@@ -177,12 +181,13 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
             self._syncing = False
         if v.catalog is not None and hasattr(self, "drop_dialect"):
             self.drop_dialect.options = list(v.current_version.dialects)
-        writable = "" if v.catalog is not None else " · read-only"
+        writable = "" if v.catalog is not None else " · " + t("read-only")
+        sub = t("{n} versions retained · current {id} · {log} log entries", n=len(v.versions),
+                id=v.current_version_id, log=len(v.version_log))
         self.header.value = h.document(
-            f'<div class="icenb-head"><span class="icenb-kind">View versions</span>'
-            f'<span class="icenb-title">{h.esc(v.name)}</span>'
-            f'<span class="icenb-sub">{len(v.versions)} versions retained · current '
-            f"{v.current_version_id} · {len(v.version_log)} log entries{writable}</span></div>")
+            f'<div class="icenb-head"><span class="icenb-kind">{h.esc(t("View versions"))}'
+            f'</span><span class="icenb-title">{h.esc(v.name)}</span>'
+            f'<span class="icenb-sub">{h.esc(sub)}{h.esc(writable)}</span></div>')
 
     def _sync(self) -> None:
         self._syncing = True
@@ -232,20 +237,20 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
             return
         ver = v.version(vid)
         schema = v.schema_for(vid)
-        rows = [("version id", h.code(ver.version_id)),
-                ("time (UTC)", h.esc(utc(ver.timestamp_ms))),
-                ("schema id", h.esc(ver.schema_id)),
-                ("default catalog", h.esc(ver.default_catalog) if ver.default_catalog
-                 else h.muted("none")),
-                ("default namespace", h.esc(".".join(ver.default_namespace)) or
-                 h.muted("none")),
-                ("dialects", h.esc(", ".join(ver.dialects)))]
-        rows += [(f"summary: {k}", h.esc(val)) for k, val in sorted(ver.summary.items())]
+        rows = [(t("version id"), h.code(ver.version_id)),
+                (t("time (UTC)"), h.esc(utc(ver.timestamp_ms))),
+                (t("schema id"), h.esc(ver.schema_id)),
+                (t("default catalog"), h.esc(ver.default_catalog) if ver.default_catalog
+                 else h.muted(t("none"))),
+                (t("default namespace"), h.esc(".".join(ver.default_namespace)) or
+                 h.muted(t("none"))),
+                (t("dialects"), h.esc(", ".join(ver.dialects)))]
+        rows += [(f"{t('summary')}: {k}", h.esc(val)) for k, val in sorted(ver.summary.items())]
         if vid == v.current_version_id:
-            rows.append(("", h.badge("current", "current")))
+            rows.append(("", h.badge(t("current"), "current")))
         self.details.value = h.document(
             f'<div class="icenb-card">{h.kv(rows)}'
-            + h.section("Schema", render(schema).html, open=True) + "</div>")
+            + h.section(t("Schema"), render(schema).html, open=True) + "</div>")
         parts = []
         for dialect, sql in _sql_by_dialect(ver).items():
             parts.append(h.section(f"SQL ({dialect})", h.pre(sql), open=True))
@@ -257,8 +262,8 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
         a, b = self._selected, self._other
         if a is None or b is None:
             self._comparison = None
-            self.diff_panel.value = h.document(h.muted(
-                "shift-click a second version (or call .compare(a, b)) to see what changed"))
+            self.diff_panel.value = h.document(h.muted(t(
+                "shift-click a second version (or call .compare(a, b)) to see what changed")))
             return
         try:
             self._comparison = self._view.compare(a, b)
@@ -275,7 +280,7 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
             raise ValidationError("select a version first", field="version_id")
         view, size = self._view, self._page_size
         self._rows = None
-        self.rows_panel.value = spinner_html(f"running version {vid} on Spark…")
+        self.rows_panel.value = spinner_html(t("running version {id} on Spark…", id=vid))
 
         def work() -> pa.Table:
             table: pa.Table = view.to_spark(vid).limit(size).toArrow()
@@ -284,7 +289,7 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
         def done(rows: pa.Table) -> None:
             self._rows = rows
             self.rows_panel.value = h.document(
-                h.muted(f"first {rows.num_rows:,} rows of version {vid}")
+                h.muted(t("first {n:,} rows of version {id}", n=rows.num_rows, id=vid))
                 + rows_html(rows) + code_block(f"v.to_spark({vid}).limit({size})"))
 
         def failed(err: BaseException) -> None:
@@ -296,22 +301,22 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
 
     def _build_actions(self) -> w.Widget:
         if self._view.catalog is None:
-            return w.HTML(h.document(h.muted(
-                "read-only (opened by location): no replace or rollback")))
-        self.new_sql = w.Textarea(placeholder="new SQL for a replace", rows=3,
+            return w.HTML(h.document(h.muted(t(
+                "read-only (opened by location): no replace or rollback"))))
+        self.new_sql = w.Textarea(placeholder=t("new SQL for a replace"), rows=3,
                                   layout=w.Layout(width="100%"))
-        self.new_dialect = w.Text(value="spark", description="dialect",
+        self.new_dialect = w.Text(value="spark", description=t("dialect"),
                                   layout=w.Layout(width="220px"))
-        self.keep_dialects = w.Checkbox(value=True, description="keep the other dialects",
+        self.keep_dialects = w.Checkbox(value=True, description=t("keep the other dialects"),
                                         indent=False)
-        self.preview_button = w.Button(description="preview", layout=w.Layout(width="auto"))
-        self.replace_button = w.Button(description="replace", button_style="primary",
+        self.preview_button = w.Button(description=t("preview"), layout=w.Layout(width="auto"))
+        self.replace_button = w.Button(description=t("replace"), button_style="primary",
                                        disabled=True)
-        self.rollback_button = w.Button(description="roll back to selected",
+        self.rollback_button = w.Button(description=t("roll back to selected"),
                                         layout=w.Layout(width="auto"))
-        self.drop_dialect = w.Dropdown(description="drop dialect", options=[],
+        self.drop_dialect = w.Dropdown(description=t("drop dialect"), options=[],
                                        layout=w.Layout(width="260px"))
-        self.drop_button = w.Button(description="drop it", layout=w.Layout(width="auto"))
+        self.drop_button = w.Button(description=t("drop it"), layout=w.Layout(width="auto"))
         self.preview_panel = w.HTML()
         self.confirm = Confirm(self.error, self._after_action)
         self.preview_button.on_click(lambda _b: self._guard(self._preview))
@@ -321,7 +326,7 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
         self.new_sql.observe(lambda _c: setattr(self.replace_button, "disabled", True),
                              names="value")
         return w.VBox([
-            w.HTML(h.document(h.muted("change the view (each change is one commit)"))),
+            w.HTML(h.document(h.muted(t("change the view (each change is one commit)")))),
             self.new_sql, w.HBox([self.new_dialect, self.keep_dialects, self.preview_button,
                                   self.replace_button]),
             self.preview_panel,
@@ -343,17 +348,17 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
     def _preview(self) -> None:
         reps = self._staged()
         view = self._view
-        self.preview_panel.value = spinner_html("Spark derives the schema…")
+        self.preview_panel.value = spinner_html(t("Spark derives the schema…"))
 
         def work() -> Any:
             return view.derive_schema(reps)
 
         def done(schema: Any) -> None:
             same = _equivalent_version(view, reps, schema)
-            note = (h.badge(f"equivalent to version {same}: a replace reuses it", "warn")
+            note = (h.badge(t("equivalent to version {id}: a replace reuses it", id=same), "warn")
                     if same is not None else "")
             self.preview_panel.value = h.document(
-                h.section("Schema Spark derives", render(schema).html, open=True) + note
+                h.section(t("Schema Spark derives"), render(schema).html, open=True) + note
                 + code_block(f"v.replace({reps!r})"))
             self.replace_button.disabled = False
 
@@ -372,14 +377,15 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
 
     def _ask_replace(self) -> None:
         reps = self._staged()
-        self._ask(lambda: self._view.replace(reps), f"replace the view's SQL?  v.replace({reps!r})")
+        self._ask(lambda: self._view.replace(reps),
+                  t("replace the view's SQL?") + f"  v.replace({reps!r})")
 
     def _ask_rollback(self) -> None:
         vid = self._selected
         if vid is None:
             raise ValidationError("select a version first", field="version_id")
         self._ask(lambda: self._view.rollback_to(vid),
-                  f"make version {vid} current again?  v.rollback_to({vid})")
+                  t("make version {id} current again?", id=vid) + f"  v.rollback_to({vid})")
 
     def _ask_drop(self) -> None:
         dialect = self.drop_dialect.value
@@ -391,8 +397,9 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
             raise ValidationError("a view version needs at least one dialect",
                                   field="dialect", value=dialect)
         self._ask(lambda: self._view.replace(reps, schema=self._view.schema),
-                  f"drop the {dialect!r} SQL (a new version; refused unless "
-                  f"replace.drop-dialect.allowed=true)?  v.replace({reps!r}, schema=v.schema)")
+                  t("drop the {dialect} SQL (a new version; refused unless "
+                    "replace.drop-dialect.allowed=true)?", dialect=repr(dialect))
+                  + f"  v.replace({reps!r}, schema=v.schema)")
 
     def __repr__(self) -> str:
         return (f"ViewVersions({self._view.name!r}, version_id={self._selected}, "
@@ -402,28 +409,29 @@ class ViewVersions(StaticSnapshot, w.VBox):  # type: ignore[misc]
 
     def static_text(self) -> str:
         v = self._view
-        lines = [f"ViewVersions({v.name}): {len(v.versions)} versions, current "
-                 f"{v.current_version_id}"]
+        lines = [f"ViewVersions({v.name}): "
+                 + t("{n} versions, current {id}", n=len(v.versions), id=v.current_version_id)]
         if self._selected is not None:
-            lines.append(f"selected: version {self._selected}")
+            lines.append(t("selected: version {id}", id=self._selected))
             for dialect, sql in self.sql.items():
                 lines.append(f"  {dialect}: {' '.join(sql.split())[:200]}")
         if self._other is not None:
-            lines.append(f"compared with: version {self._other}")
+            lines.append(t("compared with: version {id}", id=self._other))
         if self.graph.graph is not None:
             lines.append(self.graph.graph.text)
-        lines.append(f"({INTERACTIVE_NOTE})")
+        lines.append(f"({t(INTERACTIVE_NOTE)})")
         return "\n".join(lines)
 
     def static_html(self) -> str:
-        parts = [self.header.value, h.muted(INTERACTIVE_NOTE)]
+        parts = [self.header.value, h.muted(t(INTERACTIVE_NOTE))]
         if self.graph.graph is not None:
-            parts.append(h.section("Version log", self.graph.graph.html_fragment(), open=True))
+            parts.append(h.section(t("Version log"), self.graph.graph.html_fragment(),
+                                   open=True))
         if self._selected is not None:
-            parts.append(h.section(f"Version {self._selected}",
+            parts.append(h.section(t("Version {id}", id=self._selected),
                                    self.details.value + self.sql_panel.value, open=True))
         if self._comparison is not None:
-            parts.append(h.section(f"Difference {self._selected} → {self._other}",
+            parts.append(h.section(t("Difference {a} → {b}", a=self._selected, b=self._other),
                                    render(self._comparison).html, open=True))
         return f'<div class="icenb-card">{"".join(parts)}</div>'
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import graphView from "../../icenb/widgets/static/graph_view.js";
+import graphView, { LABELS, label } from "../../icenb/widgets/static/graph_view.js";
 
 const STATIC = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "icenb", "widgets", "static");
 const staticText = (name) => readFileSync(join(STATIC, name), "utf8");
@@ -641,5 +641,50 @@ describe("module", () => {
       .split("\n")
       .filter((line) => /#[0-9a-f]{3,8}\b|rgba?\(/i.test(line) && !/var\(--|box-shadow/.test(line));
     expect(bare).toEqual([]);
+  });
+});
+
+describe("labels in the language the kernel syncs", () => {
+  const buttons = (el) => [...el.querySelectorAll(".icenb-gv-toolbar button")];
+  const labelsOf = (el) => [
+    el.querySelector("div.icenb-gv").getAttribute("aria-label"),
+    ...buttons(el).flatMap((b) => [b.textContent, b.title, b.getAttribute("aria-label")]),
+  ];
+
+  it("shows English without a language (and for an unknown one)", () => {
+    for (const language of [undefined, "", "fr"]) {
+      const { el } = mount(language === undefined ? {} : { language });
+      expect(labelsOf(el)).toEqual([
+        "graph: click a node to select it, arrow keys move the selection",
+        "+", "zoom in", "zoom in", "\u2212", "zoom out", "zoom out",
+        "fit", "fit the whole graph", "fit the whole graph",
+      ]);
+    }
+  });
+
+  it("shows Chinese for language zh, with no English label left", () => {
+    const { el } = mount({ language: "zh" });
+    const shown = labelsOf(el);
+    expect(shown[0]).toBe(LABELS.zh["graph: click a node to select it, arrow keys move the selection"]);
+    expect(buttons(el).map((b) => b.title)).toEqual(["放大", "缩小", "显示整个图"]);
+    expect(buttons(el)[2].textContent).toBe("适应");
+    for (const english of Object.keys(LABELS.zh)) expect(shown).not.toContain(english);
+  });
+
+  it("follows a language change from the kernel", () => {
+    const { el, model } = mount({ language: "en" });
+    model.kernelSet("language", "zh");
+    expect(buttons(el)[0].getAttribute("aria-label")).toBe("放大");
+    model.kernelSet("language", "en");
+    expect(buttons(el)[0].getAttribute("aria-label")).toBe("zoom in");
+  });
+
+  it("translates every label it has, and falls back to the English text", () => {
+    for (const [english, chinese] of Object.entries(LABELS.zh)) {
+      expect(chinese).toMatch(/[\u4e00-\u9fff]/);
+      expect(label(english, "zh")).toBe(chinese);
+      expect(label(english, "en")).toBe(english);
+    }
+    expect(label("no such label", "zh")).toBe("no such label");
   });
 });

@@ -11,6 +11,7 @@
 //   parent_key  the arrow key that moves to parents[0] ("ArrowDown" or "ArrowLeft")
 //   height      CSS height of the viewport
 //   status      a short message under the graph ("" hides it)
+//   language    the language of the view's own labels: "en" (default) or "zh" (see LABELS)
 // A click selects, Shift/Ctrl/Meta-click toggles the compare node, a click on a fold sends
 // {event: "expand", node: id}. Wheel zooms around the pointer, dragging pans, arrow keys walk
 // the graph. All state lives in render()'s closure, so two views of one model are independent.
@@ -28,6 +29,24 @@ const OPPOSITE = { ArrowDown: "ArrowUp", ArrowUp: "ArrowDown", ArrowLeft: "Arrow
 const UNIT_PX = { "": 1, px: 1, pt: 96 / 72, pc: 16, in: 96, cm: 96 / 2.54, mm: 96 / 25.4 };
 
 const hasOwn = (obj, key) => obj != null && Object.prototype.hasOwnProperty.call(obj, key);
+
+// The view's own labels by language, keyed by the English text (icenb/labels_zh.py holds the
+// same Chinese for the Python side). Node labels and the status come translated from Python.
+export const LABELS = {
+  zh: {
+    "graph: click a node to select it, arrow keys move the selection": "图：点击节点选中，方向键移动选择",
+    "zoom in": "放大",
+    "zoom out": "缩小",
+    fit: "适应",
+    "fit the whole graph": "显示整个图",
+  },
+};
+
+// `text` in `language`; English when the table has no entry for it.
+export function label(text, language) {
+  const table = hasOwn(LABELS, language) ? LABELS[language] : null;
+  return table && hasOwn(table, text) ? table[text] : text;
+}
 const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
 
 function cssLength(text) {
@@ -98,13 +117,10 @@ function indexNodes(svg) {
   return ids;
 }
 
-function button(cls, text, label) {
+function button(cls) {
   const b = document.createElement("button");
   b.type = "button";
   b.className = cls;
-  b.textContent = text;
-  b.title = label;
-  b.setAttribute("aria-label", label);
   return b;
 }
 
@@ -116,15 +132,14 @@ function render({ model, el }) {
   viewport.className = "icenb-gv";
   viewport.tabIndex = 0;
   viewport.setAttribute("role", "group");
-  viewport.setAttribute("aria-label", "graph: click a node to select it, arrow keys move the selection");
   const canvas = document.createElement("div");
   canvas.className = "icenb-gv-canvas";
   viewport.appendChild(canvas);
   const toolbar = document.createElement("div");
   toolbar.className = "icenb-gv-toolbar";
-  const zoomIn = button("icenb-gv-zoom-in", "+", "zoom in");
-  const zoomOut = button("icenb-gv-zoom-out", "\u2212", "zoom out");
-  const fitButton = button("icenb-gv-fit", "fit", "fit the whole graph");
+  const zoomIn = button("icenb-gv-zoom-in");
+  const zoomOut = button("icenb-gv-zoom-out");
+  const fitButton = button("icenb-gv-fit");
   toolbar.append(zoomIn, zoomOut, fitButton);
   const tip = document.createElement("div");
   tip.className = "icenb-gv-tip";
@@ -150,6 +165,21 @@ function render({ model, el }) {
     const v = model.get(name);
     return v == null ? "" : String(v);
   };
+
+  // ---- labels ------------------------------------------------------------------------------
+  function drawLabels() {
+    const lang = str("language");
+    viewport.setAttribute("aria-label", label("graph: click a node to select it, arrow keys move the selection", lang));
+    for (const [b, text, name] of [
+      [zoomIn, "+", "zoom in"],
+      [zoomOut, "\u2212", "zoom out"],
+      [fitButton, label("fit", lang), "fit the whole graph"],
+    ]) {
+      b.textContent = text;
+      b.title = label(name, lang);
+      b.setAttribute("aria-label", label(name, lang));
+    }
+  }
 
   // ---- transform ---------------------------------------------------------------------------
   function applyTransform() {
@@ -507,6 +537,7 @@ function render({ model, el }) {
   watch(["marked"], paint);
   watch(["height"], drawHeight);
   watch(["status"], drawStatus);
+  watch(["language"], drawLabels);
 
   let resizeObserver = null;
   if (typeof ResizeObserver === "function") {
@@ -519,6 +550,7 @@ function render({ model, el }) {
     resizeObserver.observe(viewport);
   }
 
+  drawLabels();
   drawHeight();
   drawStatus();
   applyTransform();
