@@ -1027,4 +1027,6 @@ ZH: dict[str, str] = {
     'current schema {id}': '当前模式 {id}',
     # ---- version logs and timelines
     'current version {id}': '当前版本 {id}',
+    # ---- widgets: SchemaEvolution
+    'identifier fields': '标识符字段',
 }

@@ -53,6 +53,7 @@ from icenb.errors import (
 from icenb.io.file_io import FileIO, join_location
 from icenb.io.metadata_files import load_table_metadata, load_view_metadata_file
 from icenb.io.snapshot_files import CONTENT_KINDS, SnapshotFiles
+from icenb.progress import DELETING_FILES, PURGING_TABLE, progress
 from icenb.reprs import safe_repr
 from icenb.spec.properties import (
     FOLDER_STORAGE_PATH,
@@ -359,8 +360,18 @@ def _delete_all(io: FileIO, locations: Iterable[str]) -> list[tuple[str, str]]:
             return location, str(e)
         return None
 
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        return [r for r in pool.map(delete, list(locations)) if r is not None]
+    todo = list(locations)
+    failed: list[tuple[str, str]] = []
+    pool = ThreadPoolExecutor(max_workers=8)
+    try:
+        with progress(DELETING_FILES, total=len(todo)) as task:
+            for result in pool.map(delete, todo):
+                if result is not None:
+                    failed.append(result)
+                task.advance()
+    finally:  # interrupted: the deletes not started yet are not made
+        pool.shutdown(cancel_futures=True)
+    return failed
 
 
 def purge_table_files(metadata: TableMetadata, io: FileIO,
@@ -368,8 +379,9 @@ def purge_table_files(metadata: TableMetadata, io: FileIO,
     """Delete every file :func:`reachable_files` finds; returns what could not be read or
     deleted (location, reason) and warns about it, as Java logs and goes on."""
     failures: list[tuple[str, str]] = []
-    files = reachable_files(metadata, io, metadata_location, failures=failures)
-    failures.extend(_delete_all(io, files))
+    with progress(PURGING_TABLE):
+        files = reachable_files(metadata, io, metadata_location, failures=failures)
+        failures.extend(_delete_all(io, files))
     if failures:
         warnings.warn(IcebergWarning(
             f"purge: {len(failures)} file(s) could not be read or deleted, e.g. "

@@ -24,6 +24,7 @@ from icenb.errors import IcebergError, UnsupportedVersion
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
 from icenb.io.root_manifest import load_manifest_dv, read_content_manifest, read_root_manifest
+from icenb.progress import LISTING_FILES, progress
 from icenb.spec.content_entry import ContentEntry, ContentType, manifest_file_of
 from icenb.spec.manifest import EntryStatus, FileContent, ManifestFile
 from icenb.spec.table_metadata import TableMetadata
@@ -171,9 +172,11 @@ class SnapshotFiles:
         ids = ([s.snapshot_id for s in self._metadata.snapshots] if snapshot_ids is None
                else list(snapshot_ids))
         out: dict[str, set[str]] = {kind: set() for kind in FILE_KINDS}
-        for sid in ids:
-            for kind, paths in self.files(sid, live_only=live_only).items():
-                out[kind] |= paths
+        with progress(LISTING_FILES, total=len(ids)) as task:
+            for sid in ids:
+                for kind, paths in self.files(sid, live_only=live_only).items():
+                    out[kind] |= paths
+                task.advance()
         return out
 
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from icenb.errors import IcebergError
+from icenb.progress import STARTING_SPARK, progress
 
 __all__ = ["MASTER_ENV", "MIN_JAVA_VERSION", "find_java_home", "get_spark", "register",
            "session_conf"]
@@ -173,5 +174,6 @@ def get_spark(conf: Mapping[str, str] | None = None) -> Any:
             # A session exists but is not active in this thread: take the default one.
             spark = SparkSession.builder.getOrCreate()
         if spark is None:
-            spark = _start(conf)
+            with progress(STARTING_SPARK):
+                spark = _start(conf)
         return register(spark)

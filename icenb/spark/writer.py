@@ -82,6 +82,7 @@ from icenb.catalog import (
 )
 from icenb.errors import CommitStateUnknown, IcebergError, ValidationError
 from icenb.io.file_io import FileIO
+from icenb.progress import WRITING_WITH_SPARK, progress
 from icenb.reprs import safe_repr
 from icenb.spec.manifest import DataFile
 from icenb.spec.partition_spec import PartitionSpec
@@ -487,8 +488,9 @@ def write_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
     for key, value in (snapshot_properties or {}).items():
         options[SNAPSHOT_PROPERTY_PREFIX + key] = str(value)
     try:
-        (df.write.format(DATA_SOURCE_NAME).mode("append" if overwrite is None else "overwrite")
-         .options(**options).save())
+        with progress(WRITING_WITH_SPARK):
+            (df.write.format(DATA_SOURCE_NAME)
+             .mode("append" if overwrite is None else "overwrite").options(**options).save())
     except Exception as exc:
         # Spark aborted the write; tasks it killed may have written files since.
         with contextlib.suppress(IcebergError):

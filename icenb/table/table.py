@@ -34,6 +34,16 @@ from icenb.errors import (
 from icenb.io.file_io import FileIO
 from icenb.io.metadata_files import load_table_metadata
 from icenb.options import get_options
+from icenb.progress import (
+    APPENDING,
+    DELETING_ROWS,
+    EXPIRING_SNAPSHOTS,
+    OVERWRITING,
+    REMOVING_ORPHAN_FILES,
+    UPDATING_ROWS,
+    UPDATING_TABLE,
+    progress,
+)
 from icenb.reprs import safe_repr
 from icenb.spec.expressions import Expression
 from icenb.spec.partition_spec import PartitionSpec
@@ -125,7 +135,9 @@ def _write(method: Callable[Concatenate[Table, _P], _R]) -> Callable[Concatenate
     commit is re-applied (spec: "Commit Conflict Resolution and Retry"), within the table's
     ``commit.retry.*`` policy (:class:`RetryPolicy`). The error is raised as it is when the
     write committed, when the table has not moved on since it was loaded, or when the current
-    metadata itself lists the missing file."""
+    metadata itself lists the missing file. Long writes show progress (:mod:`icenb.progress`)."""
+
+    label = _PROGRESS_LABELS.get(method.__name__, UPDATING_TABLE)
 
     @functools.wraps(method)
     def run(self: Table, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -135,19 +147,29 @@ def _write(method: Callable[Concatenate[Table, _P], _R]) -> Callable[Concatenate
         # failed attempt: redoing would write nothing, so such a write is never redone
         once = any(isinstance(a, (pa.RecordBatchReader, Iterator))
                    for a in (*args, *kwargs.values()))
-        while True:
-            attempt += 1
-            loaded_from, commits = self._opened_from, self._commits
-            try:
-                return method(self, *args, **kwargs)
-            except NotFound as error:
-                if (once or self._commits != commits
-                        or not self._moved_past(error, loaded_from)
-                        or not RetryPolicy.for_commit(self._metadata.properties).backoff(
-                            attempt, started)):
-                    raise
+        with progress(label):
+            while True:
+                attempt += 1
+                loaded_from, commits = self._opened_from, self._commits
+                try:
+                    return method(self, *args, **kwargs)
+                except NotFound as error:
+                    if (once or self._commits != commits
+                            or not self._moved_past(error, loaded_from)
+                            or not RetryPolicy.for_commit(self._metadata.properties).backoff(
+                                attempt, started)):
+                        raise
 
     return run
+
+
+#: The progress description of each write (the others: ``Updating table``).
+_PROGRESS_LABELS = {
+    "append": APPENDING, "overwrite": OVERWRITING, "dynamic_partition_overwrite": OVERWRITING,
+    "delete": DELETING_ROWS, "delete_by_key": DELETING_ROWS, "update": UPDATING_ROWS,
+    "upsert": UPDATING_ROWS, "expire_snapshots": EXPIRING_SNAPSHOTS,
+    "remove_orphan_files": REMOVING_ORPHAN_FILES,
+}
 
 
 @safe_repr

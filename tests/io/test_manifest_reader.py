@@ -20,6 +20,7 @@ from icenb.io.manifest_reader import (
     read_manifest_list_table,
 )
 from icenb.io.metadata_files import load_table_metadata
+from icenb.progress import Progress
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from tests.reference_fixtures import JavaTables
@@ -289,3 +290,27 @@ def test_cache_never_serves_entries_inherited_from_another_list_entry(
         {m.sequence_number + 100}
     again = read_manifest_entries(io, [m], md.format_version, cache=cache)
     assert io.stats.opened == 3 and again.equals(first)
+
+
+def test_manifests_decoded_in_batches_read_the_same_and_report_progress(
+        java_tables: JavaTables, monkeypatch: pytest.MonkeyPatch) -> None:
+    import icenb.io.manifest_reader as reader
+
+    md, snap = _current(java_tables, "db.v2_partition_evolution")
+    io = FileIO()
+    manifests = read_manifest_list(io, snap, md.format_version)
+    assert len(manifests) > 1
+    whole = read_manifest_entries(io, [*manifests, manifests[0]], md.format_version)
+    advanced: list[int] = []
+
+    class Counting(Progress):
+        def advance(self, n: int = 1) -> None:
+            assert (self.description, self.total) == ("Reading manifests", len(manifests))
+            advanced.append(n)
+            super().advance(n)
+
+    monkeypatch.setattr(reader, "DECODE_BATCH_BYTES", 1)  # a batch per manifest
+    monkeypatch.setattr(reader, "progress", Counting)
+    batched = read_manifest_entries(io, [*manifests, manifests[0]], md.format_version)
+    assert batched.equals(whole)
+    assert advanced == [1] * len(manifests)  # the manifest listed twice is read once

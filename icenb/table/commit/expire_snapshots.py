@@ -46,6 +46,7 @@ from icenb.catalog.base import is_inside, table_roots
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.snapshot_files import CONTENT_KINDS, FILE_KINDS, V4_FILE_KINDS, SnapshotFiles
+from icenb.progress import DELETING_FILES, LISTING_FILES, progress
 from icenb.reprs import safe_repr
 from icenb.spec.properties import (
     GC_ENABLED,
@@ -211,13 +212,16 @@ def files_to_delete(io: FileIO, before: TableMetadata, after: TableMetadata,
     out: dict[str, set[str]] = {kind: set() for kind in FILE_KINDS}
     if expired:
         reach = SnapshotFiles(io, before)
-        for sid in expired:
-            for kind, paths in reach.files(sid).items():
-                out[kind] |= paths
         kept: set[str] = set()
-        for sid in sorted(kept_ids):
-            for paths in reach.files(sid).values():
-                kept |= paths
+        with progress(LISTING_FILES, total=len(expired) + len(kept_ids)) as task:
+            for sid in expired:
+                for kind, paths in reach.files(sid).items():
+                    out[kind] |= paths
+                task.advance()
+            for sid in sorted(kept_ids):
+                for paths in reach.files(sid).values():
+                    kept |= paths
+                task.advance()
         for kind in FILE_KINDS:
             out[kind] -= kept
         if not clean_content:
@@ -357,12 +361,14 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
         skip = set(outside)
         files = {kind: tuple(p for p in paths if p not in skip) for kind, paths in files.items()}
     failed: list[str] = []
-    for kind in FILE_KINDS:
-        for path in files[kind]:
-            try:
-                io.delete(path, missing_ok=True)
-            except IcebergError:
-                failed.append(path)
+    with progress(DELETING_FILES, total=sum(len(paths) for paths in files.values())) as task:
+        for kind in FILE_KINDS:
+            for path in files[kind]:
+                try:
+                    io.delete(path, missing_ok=True)
+                except IcebergError:
+                    failed.append(path)
+                task.advance()
     return ExpireSnapshotsResult(plan.expired_snapshot_ids, plan.removed_refs, files,
                                  failed_deletes=tuple(failed), kept_outside=outside,
                                  committed=True,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from icenb.catalog.base import is_inside, reachable_files, table_roots
 from icenb.errors import IcebergError, NotFound, ValidationError
 from icenb.io.file_io import FileIO, join_location
+from icenb.progress import DELETING_FILES, progress
 from icenb.reprs import safe_repr
 
 if TYPE_CHECKING:
@@ -81,12 +82,14 @@ def remove_orphan_files(table: Table, *, older_than_ms: int | None = None,
     deleted: list[str] = []
     failed: list[tuple[str, str]] = []
     if not dry_run:
-        for path in orphans:
-            try:
-                io.delete(path, missing_ok=True)
-                deleted.append(path)
-            except IcebergError as e:
-                failed.append((path, str(e)))
+        with progress(DELETING_FILES, total=len(orphans)) as task:
+            for path in orphans:
+                try:
+                    io.delete(path, missing_ok=True)
+                    deleted.append(path)
+                except IcebergError as e:
+                    failed.append((path, str(e)))
+                task.advance()
     return OrphanFiles(tuple(orphans), tuple(deleted), tuple(failed), too_recent, scanned,
                        cutoff, dry_run)
 

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import ValidationError
+from icenb.progress import READING_DATA_FILES, progress
 from icenb.reprs import safe_repr
 from icenb.spec.evaluators import evaluate_arrow
 from icenb.spec.expressions import ALWAYS_TRUE, AlwaysTrue, Expression, bind
@@ -91,26 +92,29 @@ def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expres
     keep: list[pa.Table] = []
     hits: list[pa.Table] = []
     deleted = 0
-    for task in plan.tasks:
-        f = task.data_file
-        if not read_matches and not task.delete_files and flt.must_match(f):
+    tasks = plan.tasks
+    with progress(READING_DATA_FILES, total=len(tasks)) as read:
+        for task in tasks:
+            read.advance()  # counted as it starts: the steps below may skip the rest
+            f = task.data_file
+            if not read_matches and not task.delete_files and flt.must_match(f):
+                remove.append(f)
+                deleted += f.record_count
+                continue
+            rows = read_task(io, replace(task, residual_filter=True), schema,
+                             name_mapping=name_mapping)
+            if rows.num_rows == 0:
+                continue
+            mask = evaluate_arrow(bound, rows) if not isinstance(bound, AlwaysTrue) else None
+            matched = rows.num_rows if mask is None else int(pc.sum(mask).as_py() or 0)
+            if matched == 0:
+                continue
             remove.append(f)
-            deleted += f.record_count
-            continue
-        rows = read_task(io, replace(task, residual_filter=True), schema,
-                         name_mapping=name_mapping)
-        if rows.num_rows == 0:
-            continue
-        mask = evaluate_arrow(bound, rows) if not isinstance(bound, AlwaysTrue) else None
-        matched = rows.num_rows if mask is None else int(pc.sum(mask).as_py() or 0)
-        if matched == 0:
-            continue
-        remove.append(f)
-        deleted += matched
-        if read_matches:
-            hits.append(rows if mask is None else rows.filter(mask))
-        if mask is not None and matched < rows.num_rows:
-            keep.append(rows.filter(pc.invert(mask)))
+            deleted += matched
+            if read_matches:
+                hits.append(rows if mask is None else rows.filter(mask))
+            if mask is not None and matched < rows.num_rows:
+                keep.append(rows.filter(pc.invert(mask)))
     kept = pa.concat_tables(keep) if keep else None
     hit = pa.concat_tables(hits) if hits else None
     return CopyOnWritePlan(snap.snapshot_id, tuple(remove), kept, deleted, hit)

@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, UnsupportedFeature, ValidationError
 from icenb.io.manifest_reader import read_manifest_list
+from icenb.progress import READING_DATA_FILES, progress
 from icenb.spec.arrow_schema import to_arrow_type
 from icenb.spec.expressions import AlwaysTrue, Expression, In, bind
 from icenb.spec.manifest import (
@@ -145,10 +146,13 @@ def _matching(table: Table, snap: Snapshot, expr: Expression, columns: tuple[str
                 columns=(*names, ROW_POSITION.name))
     mapping = scan.name_mapping
     out = []
-    for task in scan.plan().tasks:
-        rows = read_task(table.io, task, scan.schema, name_mapping=mapping)
-        if rows.num_rows:
-            out.append((task, rows))
+    tasks = scan.plan().tasks
+    with progress(READING_DATA_FILES, total=len(tasks)) as read:
+        for task in tasks:
+            rows = read_task(table.io, task, scan.schema, name_mapping=mapping)
+            if rows.num_rows:
+                out.append((task, rows))
+            read.advance()
     return out
 
 

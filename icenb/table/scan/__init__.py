@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from icenb.errors import IcebergError, InvalidMetadata, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import shared_manifest_cache
+from icenb.progress import READING_TABLE, progress
 from icenb.reprs import safe_repr
 from icenb.spec.expression_parser import parse
 from icenb.spec.expressions import AlwaysTrue, Expression, and_, bind
@@ -225,7 +226,8 @@ class Scan:
 
     def to_arrow(self) -> pa.Table:
         """Every matching row, as a ``pyarrow.Table`` with the projected schema."""
-        return self._read(self.plan())
+        with progress(READING_TABLE):
+            return self._read(self.plan())
 
     def page(self, offset: int, limit: int) -> pa.Table:
         """Rows ``offset`` to ``offset + limit`` in plan order (files as planned, rows in file
@@ -235,6 +237,10 @@ class Scan:
         if type(offset) is not int or type(limit) is not int or offset < 0 or limit < 0:
             raise ValidationError("offset and limit must be >= 0", field="page",
                                   value=(offset, limit))
+        with progress(READING_TABLE):
+            return self._page(offset, limit)
+
+    def _page(self, offset: int, limit: int) -> pa.Table:
         plan = self.plan()
         if self._snapshot_id is None or plan.files_selected == 0:
             return self._read(plan).slice(0, 0)
@@ -268,6 +274,10 @@ class Scan:
     def count(self) -> int:
         """The number of matching rows: from file metadata when no delete or residual filter
         applies, else by reading."""
+        with progress(READING_TABLE):
+            return self._count()
+
+    def _count(self) -> int:
         plan = self.plan()
         if plan.files_selected == 0:
             return 0

@@ -35,6 +35,7 @@ from icenb.io.data_files.orc import read_orc_file
 from icenb.io.data_files.parquet import read_parquet_file
 from icenb.io.file_io import FileIO
 from icenb.io.puffin import read_deletion_vector
+from icenb.progress import READING_DATA_FILES, progress
 from icenb.spec.arrow_schema import (
     FIELD_ID_KEY,
     arrow_constant,
@@ -96,8 +97,12 @@ def read_plan(io: FileIO, plan: ScanPlan, schema: Schema | None = None, *,
     """All rows of a planned scan (every task, in order), projected to ``schema``
     (default: the plan's schema)."""
     projection = plan.schema if schema is None else schema
-    tables = [read_task(io, task, projection, name_mapping=name_mapping)
-              for task in plan.tasks]
+    tasks = plan.tasks
+    tables = []
+    with progress(READING_DATA_FILES, total=len(tasks)) as read:
+        for task in tasks:
+            tables.append(read_task(io, task, projection, name_mapping=name_mapping))
+            read.advance()
     if not tables:
         return to_arrow_schema(projection).empty_table()
     return pa.concat_tables(tables)

@@ -27,6 +27,7 @@ from icenb.io.data_files.parquet import (
     writer_table,
 )
 from icenb.io.file_io import FileIO
+from icenb.progress import WRITING_ROWS, progress
 from icenb.spec.manifest import DataFile, FileContent, FileFormat
 from icenb.spec.metrics_config import MetricsConfig
 from icenb.spec.partition_spec import PartitionSpec
@@ -85,30 +86,32 @@ def write_data_files(
     written: list[str] = []
     files: list[DataFile] = []
     try:
-        for partition, part in parts:
-            if part.num_rows == 0:
-                continue
-            path = spec.partition_path(schema, partition) if spec.is_partitioned else None
+        with progress(WRITING_ROWS, total=conformed.num_rows) as task:
+            for partition, part in parts:
+                if part.num_rows == 0:
+                    continue
+                path = spec.partition_path(schema, partition) if spec.is_partitioned else None
 
-            def new_location(p: str | None = path) -> str:
-                return location_provider.new_data_location(next_name(), p)
+                def new_location(p: str | None = path) -> str:
+                    return location_provider.new_data_location(next_name(), p)
 
-            to_write = writer_table(part, schema)
-            for location, first, size, metadata in write_rolling(io, to_write, options,
-                                                                  new_location, written):
-                rows = metadata.num_rows
-                metrics = compute_metrics(part.slice(first, rows), schema, config, metadata)
-                files.append(DataFile(
-                    content=FileContent.DATA, file_path=location,
-                    file_format=FileFormat.PARQUET, partition=partition, record_count=rows,
-                    file_size_in_bytes=size, column_sizes=metrics.column_sizes,
-                    value_counts=metrics.value_counts,
-                    null_value_counts=metrics.null_value_counts,
-                    nan_value_counts=metrics.nan_value_counts,
-                    lower_bounds=metrics.lower_bounds, upper_bounds=metrics.upper_bounds,
-                    split_offsets=split_offsets_of(metadata),
-                    sort_order_id=sort_order.order_id, spec_id=spec.spec_id,
-                ))
+                to_write = writer_table(part, schema)
+                for location, first, size, metadata in write_rolling(io, to_write, options,
+                                                                      new_location, written):
+                    rows = metadata.num_rows
+                    metrics = compute_metrics(part.slice(first, rows), schema, config, metadata)
+                    files.append(DataFile(
+                        content=FileContent.DATA, file_path=location,
+                        file_format=FileFormat.PARQUET, partition=partition, record_count=rows,
+                        file_size_in_bytes=size, column_sizes=metrics.column_sizes,
+                        value_counts=metrics.value_counts,
+                        null_value_counts=metrics.null_value_counts,
+                        nan_value_counts=metrics.nan_value_counts,
+                        lower_bounds=metrics.lower_bounds, upper_bounds=metrics.upper_bounds,
+                        split_offsets=split_offsets_of(metadata),
+                        sort_order_id=sort_order.order_id, spec_id=spec.spec_id,
+                    ))
+                    task.advance(rows)
     except BaseException as exc:
         for location in written:
             with contextlib.suppress(IcebergError):
