@@ -100,7 +100,8 @@ class _Restore:
 
 
 def set_options(**changes: Any) -> _Restore:
-    """Change display options (``icenb.set_options(display_max_snapshots=100)``).
+    """Change display options (``icenb.set_options(display_max_snapshots=100)``; Chinese
+    labels: ``icenb.set_options(language="zh")``, default ``$ICENB_LANGUAGE`` or ``"en"``).
 
     Unknown names or bad values raise ValidationError and change nothing. The change holds until
     the next call, or until the end of a ``with icenb.set_options(...):`` block.
