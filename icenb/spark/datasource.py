@@ -573,7 +573,9 @@ class IcenbReader(DataSourceReader):
         return list(parts)
 
     def read(self, partition: InputPartition | None) -> Iterator[pa.RecordBatch]:
-        if partition is None:  # Spark's stand-in when there are no partitions (no files)
+        # Spark's stand-in when partitions() is empty (no files): None in Spark 4.1,
+        # InputPartition(None) in later releases (4.3). Either reads no rows.
+        if partition is None or (type(partition) is InputPartition and partition.value is None):
             return iter(())
         if not isinstance(partition, ScanPartition):
             raise ValidationError("not a partition planned by the icenb data source",

@@ -77,7 +77,8 @@ from icenb.spec.types import (
     VariantType,
 )
 
-__all__ = ["spark_arrow_schema", "spark_schema", "spark_type", "to_spark_arrow"]
+__all__ = ["schema_from_spark", "spark_arrow_schema", "spark_schema", "spark_to_arrow_schema",
+           "spark_type", "to_spark_arrow"]
 
 _SIMPLE: dict[type, st.DataType] = {
     BooleanType: st.BooleanType(),
@@ -282,20 +283,72 @@ def _time_strings(arr: pa.Array) -> pa.Array:
     return _fixed_width_strings(chars, arr.is_valid() if arr.null_count else None)
 
 
-def schema_from_spark(schema: Any) -> Schema:
-    """An Iceberg schema from a Spark schema (provisional ids, as from Arrow): Spark's own Arrow
-    mapping, then :func:`icenb.table.warehouse.schema_from_arrow` (``timestamp`` becomes
-    ``timestamptz``, ``timestamp_ntz`` ``timestamp``; non-nullable fields are required)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
+# --------------------------------------------------------------------------- Spark schemas in
 
+
+# Spark types whose Arrow form is one Arrow type (as Spark's own Arrow conversion maps them).
+_SPARK_ARROW: dict[type, pa.DataType] = {
+    st.BooleanType: pa.bool_(),
+    st.ByteType: pa.int8(),
+    st.ShortType: pa.int16(),
+    st.IntegerType: pa.int32(),
+    st.LongType: pa.int64(),
+    st.FloatType: pa.float32(),
+    st.DoubleType: pa.float64(),
+    st.StringType: pa.string(),
+    st.CharType: pa.string(),
+    st.VarcharType: pa.string(),
+    st.BinaryType: pa.binary(),
+    st.DateType: pa.date32(),
+    st.TimestampType: pa.timestamp("us", tz="UTC"),
+    st.TimestampNTZType: pa.timestamp("us"),
+    st.TimeType: pa.time64("ns"),  # Spark's TIME (nanoseconds in Arrow); Iceberg's time
+    st.NullType: pa.null(),
+}
+
+
+def _arrow_of_spark(dt: Any, path: str) -> pa.DataType:
+    """The Arrow type of Spark type ``dt`` (``timestamp``: UTC instants, as Spark sends them).
+
+    icenb's own mapping rather than ``pyspark.sql.pandas.types.to_arrow_schema``: that helper
+    is internal and its signature changed between Spark releases (4.3 wants a time zone)."""
+    simple = _SPARK_ARROW.get(type(dt))
+    if simple is not None:
+        return simple
+    if isinstance(dt, st.DecimalType):
+        return pa.decimal128(dt.precision, dt.scale)
+    if isinstance(dt, st.ArrayType):
+        return pa.list_(pa.field("element", _arrow_of_spark(dt.elementType, f"{path}.element"),
+                                 nullable=dt.containsNull))
+    if isinstance(dt, st.MapType):
+        return pa.map_(pa.field("key", _arrow_of_spark(dt.keyType, f"{path}.key"),
+                                nullable=False),
+                       pa.field("value", _arrow_of_spark(dt.valueType, f"{path}.value"),
+                                nullable=dt.valueContainsNull))
+    if isinstance(dt, st.StructType):
+        return pa.struct([pa.field(f.name, _arrow_of_spark(f.dataType, f"{path}.{f.name}"),
+                                   nullable=f.nullable) for f in dt.fields])
+    if isinstance(dt, st.UserDefinedType):
+        return _arrow_of_spark(dt.sqlType(), path)
+    raise UnsupportedFeature(f"no Iceberg type for the Spark type {dt.simpleString()}",
+                             field=path, value=dt.simpleString())
+
+
+def spark_to_arrow_schema(schema: st.StructType) -> pa.Schema:
+    """The Arrow schema of a Spark schema (the types a Spark DataFrame's Arrow batches have);
+    Spark types with no Iceberg type here (intervals, variant, geospatial) are refused."""
+    return pa.schema([pa.field(f.name, _arrow_of_spark(f.dataType, f.name), nullable=f.nullable)
+                      for f in schema.fields])
+
+
+def schema_from_spark(schema: Any) -> Schema:
+    """An Iceberg schema from a Spark schema (provisional ids, as from Arrow): the Spark types'
+    Arrow form (:func:`spark_to_arrow_schema`), then
+    :func:`icenb.table.warehouse.schema_from_arrow` (``timestamp`` becomes ``timestamptz``,
+    ``timestamp_ntz`` ``timestamp``; non-nullable fields are required)."""
     from icenb.table.warehouse import schema_from_arrow
 
     if not isinstance(schema, st.StructType):
         raise UnsupportedFeature("a Spark schema must be a StructType", field="schema",
                                  value=type(schema).__name__)
-    try:
-        arrow = to_arrow_schema(schema)
-    except (TypeError, ValueError) as e:
-        raise UnsupportedFeature(f"this Spark schema has no Iceberg form: {e}",
-                                 field="schema", value=schema.simpleString()) from None
-    return schema_from_arrow(arrow)
+    return schema_from_arrow(spark_to_arrow_schema(schema))

@@ -68,7 +68,6 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
-from pyspark.sql.pandas.types import to_arrow_schema as spark_to_arrow_schema
 from pyspark.sql.types import StructType
 
 from icenb import errors
@@ -84,6 +83,7 @@ from icenb.errors import CommitStateUnknown, IcebergError, ValidationError
 from icenb.io.file_io import FileIO
 from icenb.progress import WRITING_WITH_SPARK, progress
 from icenb.reprs import safe_repr
+from icenb.spark.spark_types import spark_to_arrow_schema
 from icenb.spec.manifest import DataFile
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.properties import WRITE_DATA_PATH

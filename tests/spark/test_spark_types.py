@@ -11,7 +11,13 @@ import pytest
 from pyspark.sql import types as st
 
 from icenb.errors import UnsupportedFeature
-from icenb.spark.spark_types import spark_arrow_schema, spark_schema, to_spark_arrow
+from icenb.spark.spark_types import (
+    schema_from_spark,
+    spark_arrow_schema,
+    spark_schema,
+    spark_to_arrow_schema,
+    to_spark_arrow,
+)
 from icenb.spec.arrow_schema import to_arrow_schema
 from icenb.spec.schema import Schema
 from icenb.spec.types import (
@@ -147,3 +153,39 @@ def test_create_table_takes_a_spark_schema(tmp_path: Path) -> None:
         partition_by="day(ts)")
     assert t.schema == ddl.schema
     assert t.spec == ddl.spec
+
+
+def test_spark_schemas_map_to_arrow_without_pyspark_internals() -> None:
+    """icenb maps Spark types to Arrow itself (pyspark's helper changed signature in 4.3)."""
+    schema = st.StructType([
+        st.StructField("b", st.ByteType()),
+        st.StructField("s", st.ShortType()),
+        st.StructField("c", st.CharType(3)),
+        st.StructField("v", st.VarcharType(8)),
+        st.StructField("bin", st.BinaryType(), nullable=False),
+        st.StructField("d", st.DateType()),
+        st.StructField("n", st.NullType()),
+        st.StructField("nested", st.ArrayType(st.StructType([
+            st.StructField("ts", st.TimestampType(), nullable=False)]), containsNull=False)),
+    ])
+    assert spark_to_arrow_schema(schema) == pa.schema([
+        pa.field("b", pa.int8()),
+        pa.field("s", pa.int16()),
+        pa.field("c", pa.string()),
+        pa.field("v", pa.string()),
+        pa.field("bin", pa.binary(), nullable=False),
+        pa.field("d", pa.date32()),
+        pa.field("n", pa.null()),
+        pa.field("nested", pa.list_(pa.field("element", pa.struct([
+            pa.field("ts", pa.timestamp("us", tz="UTC"), nullable=False)]), nullable=False))),
+    ])
+
+
+@pytest.mark.parametrize("dt", [st.DayTimeIntervalType(), st.YearMonthIntervalType(),
+                                st.CalendarIntervalType(), st.VariantType()])
+def test_spark_types_without_an_iceberg_type_are_refused(dt: st.DataType) -> None:
+    schema = st.StructType([st.StructField("id", st.LongType()),
+                            st.StructField("m", st.MapType(st.StringType(), dt))])
+    with pytest.raises(UnsupportedFeature, match="no Iceberg type") as info:
+        schema_from_spark(schema)
+    assert info.value.field == "m.value"
