@@ -491,14 +491,16 @@ def write_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
         with progress(WRITING_WITH_SPARK):
             (df.write.format(DATA_SOURCE_NAME)
              .mode("append" if overwrite is None else "overwrite").options(**options).save())
-    except Exception as exc:
-        # Spark aborted the write; tasks it killed may have written files since.
+    except BaseException as exc:
+        # Spark aborted the write (or the user interrupted it: PySpark cancels the jobs);
+        # tasks it killed may have written files since. A snapshot of the operation means it
+        # committed: then its files stay.
         with contextlib.suppress(IcebergError):
             current = catalog.load_table(identifier)
             if find_operation_snapshot(current.metadata, operation_id) is None:
                 delete_operation_files(WriteTarget.of(current.metadata, current.io,
                                                       operation_id))
-        error = _icenb_error(exc)
+        error = _icenb_error(exc) if isinstance(exc, Exception) else None
         if error is None:
             raise
         raise error from exc

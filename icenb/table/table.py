@@ -416,8 +416,9 @@ class Table:
             return self._write_spark(data, None, branch, snapshot_properties)
         producer = new_producer("append", catalog, identifier, self._io, self._metadata,
                                 branch=branch, snapshot_properties=snapshot_properties)
-        producer.write(data, self._metadata)
-        return commit_snapshot(self, producer)
+        with producer.aborted_on_error():  # an interrupt in between leaves no file either
+            producer.write(data, self._metadata)
+            return commit_snapshot(self, producer)
 
     # ------------------------------------------------------------------ partition statistics
 

@@ -299,7 +299,10 @@ def expire_snapshots(table: Table, *, older_than_ms: int | None = None,
     """Expire ``table``'s snapshots per the retention policy (module docstring) in one commit,
     then delete the files no kept snapshot references (``clean_files=False``: delete none).
     ``dry_run`` commits and deletes nothing; the result tells what would happen on the table
-    as loaded."""
+    as loaded. Interrupted (``KeyboardInterrupt``) before the commit, nothing changed; after
+    it, the table is the committed one and only files it no longer references were deleted
+    (those left are orphans: :func:`~icenb.table.commit.remove_orphan_files.remove_orphan_files`
+    takes them)."""
     from icenb.table.commit.metadata_change import MetadataChange, commit_change, uuid_requirement
 
     if retain_last is not None and (type(retain_last) is not int or retain_last < 1):

@@ -225,8 +225,9 @@ def refresh_on_error(table: Table) -> Iterator[None]:
 
 def commit_to_table(table: Table, producer: SnapshotProducer) -> LoadedTable:
     """Commit ``producer`` on ``table`` as last loaded and show the result on ``table``; on
-    failure ``table`` shows the catalog's state."""
-    with refresh_on_error(table):
+    failure (an interrupt included) ``table`` shows the catalog's state and nothing the
+    operation wrote is left, unless the commit's outcome is unknown."""
+    with refresh_on_error(table), producer.aborted_on_error():
         committed = producer.commit(table.operations.current())
     table.operations.committed(committed)
     return committed
@@ -428,6 +429,10 @@ class SnapshotProducer(ABC):
         self._written: list[str] = []
         #: The manifests among them (those an attempt that lost may leave unused).
         self._manifests_written: list[str] = []
+        #: Whether a commit failed while the catalog swapped the pointer (files are kept).
+        self._outcome_unknown = False
+        #: Whether a commit succeeded (the files are the table's now: never deleted here).
+        self._committed = False
 
     @property
     def commit_uuid(self) -> str:
@@ -470,12 +475,12 @@ class SnapshotProducer(ABC):
                         snapshot_id: int) -> ManifestFile:
         """Write the operation's next manifest (deleted if the commit finally fails)."""
         location = self._new_manifest_location(base)
-        manifest = write_manifest(self._io, location, spec, base.schema, base.format_version,
-                                  content, list(entries), snapshot_id=snapshot_id,
-                                  properties=base.properties)
+        # listed before it is written: an interrupt as it is written still has it deleted
         self._written.append(location)
         self._manifests_written.append(location)
-        return manifest
+        return write_manifest(self._io, location, spec, base.schema, base.format_version,
+                              content, list(entries), snapshot_id=snapshot_id,
+                              properties=base.properties)
 
     def _write_rows(self, data: Any, metadata: TableMetadata,
                     operation_id: str) -> list[DataFile]:
@@ -571,7 +576,8 @@ class SnapshotProducer(ABC):
     def commit(self, base: LoadedTable) -> LoadedTable:
         """Commit on ``base`` (the table as last loaded), retrying on conflicts; the table as
         committed. Raises ``CommitConflict`` when every attempt conflicted; nothing the operation
-        wrote is left then (nor on any other error, except ``CommitStateUnknown``)."""
+        wrote is left then (nor on any other error, except ``CommitStateUnknown`` and an
+        interrupt while the catalog swaps the pointer: :attr:`outcome_unknown`)."""
         policy = RetryPolicy.for_commit(base.metadata.properties)
         started = time.monotonic()
         attempt = 0
@@ -591,7 +597,9 @@ class SnapshotProducer(ABC):
                 committed = self._catalog.commit_table(
                     self._identifier, current.metadata_location, new_metadata,
                     base_metadata=current.metadata)
+                self._committed = True
             except CommitStateUnknown:
+                self._outcome_unknown = True
                 raise  # the files may be referenced now: keep them
             except CommitConflict:
                 self._delete(attempt_files)
@@ -607,12 +615,34 @@ class SnapshotProducer(ABC):
             except IcebergError:
                 self._cleanup(attempt_files)  # the catalog says the pointer did not move
                 raise
-            # Anything else (an interrupt, a bug) leaves the outcome unknown: files are kept.
+            except BaseException:
+                # Anything else (an interrupt, a bug) leaves the outcome unknown: files are kept.
+                self._outcome_unknown = True
+                raise
             return committed
 
     def abort(self) -> None:
-        """Delete what the operation wrote, without committing."""
-        self._cleanup(())
+        """Delete what the operation wrote, without committing (nothing once it committed)."""
+        if not self._committed:
+            self._cleanup(())
+
+    @property
+    def outcome_unknown(self) -> bool:
+        """Whether a commit failed while the catalog swapped the pointer: the operation's files
+        may be referenced now, so they are kept."""
+        return self._outcome_unknown
+
+    @contextlib.contextmanager
+    def aborted_on_error(self) -> Iterator[None]:
+        """On any error in the block (an interrupt included) delete what the operation wrote,
+        unless it committed or its commit's outcome is unknown; the error is raised again.
+        Around writing and committing, so an interrupt between the two leaves no file behind."""
+        try:
+            yield
+        except BaseException:
+            if not self._outcome_unknown:
+                self.abort()
+            raise
 
 
 class FastAppend(SnapshotProducer):

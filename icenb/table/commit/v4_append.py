@@ -134,12 +134,12 @@ class V4Append(FastAppend):
             spec = base.spec_by_id(spec_id)
             assert spec is not None  # checked by content_entry_of
             location = self._new_manifest_location(base)
+            self._written.append(location)
+            self._manifests_written.append(location)
             leaves.append(write_leaf_manifest(
                 self._io, location, ManifestKind.DATA, group, partition_spec_id=spec_id,
                 schema=base.schema, partition_type=spec.partition_type(base.schema),
                 properties=base.properties))
-            self._written.append(location)
-            self._manifests_written.append(location)
         self._added = leaves
         return leaves
 

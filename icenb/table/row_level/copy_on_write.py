@@ -180,13 +180,10 @@ def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BR
     validate_copy_on_write(producer, md, plan, expr)
     for f in plan.remove:
         producer.delete_file(f)
-    try:
+    with producer.aborted_on_error():
         if plan.keep_rows is not None and plan.keep_rows.num_rows:
             producer.write_data(plan.keep_rows, md)
-    except BaseException:
-        producer.abort()
-        raise
-    return commit_snapshot(table, producer)
+        return commit_snapshot(table, producer)
 
 
 def overwrite_rows(table: Table, data: Any, filter: str | Expression | None = None, *,

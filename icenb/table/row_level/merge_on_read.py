@@ -26,7 +26,6 @@ matching data was added concurrently; delete files added concurrently always con
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -121,20 +120,18 @@ def _commit_staged(table: Table, producer: RowDelta, stage: Callable[[list[str]]
                    ) -> Snapshot | None:
     """Run ``stage(written)``, which writes files (their paths go to ``written``) and adds
     them to ``producer``, then commit; None when ``stage`` says there is nothing to commit.
-    On any failure the written files are gone and the Table shows the catalog's state."""
+    On any failure (an interrupt included) the written files are gone, unless the commit's
+    outcome is unknown, and the Table shows the catalog's state."""
     written: list[str] = []
-    try:
-        staged = stage(written)
-    except BaseException:
-        for location in written:
-            with contextlib.suppress(IcebergError):
-                table.io.delete(location, missing_ok=True)
-        producer.abort()
-        raise
-    if not staged:
-        return None
-    producer.track_written(written)
-    return commit_snapshot(table, producer)
+    with producer.aborted_on_error():
+        try:
+            staged = stage(written)
+        finally:  # the producer deletes them with its own files when it fails or is aborted
+            producer.track_written(written)
+        if not staged:
+            producer.abort()
+            return None
+        return commit_snapshot(table, producer)
 
 
 def _matching(table: Table, snap: Snapshot, expr: Expression, columns: tuple[str, ...] | None
