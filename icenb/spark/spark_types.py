@@ -2,7 +2,8 @@
 
 Spark reads a Python data source's ``pyarrow.RecordBatch`` es by the declared Spark schema, so
 every column must arrive with the Arrow type Spark maps to that Spark type. The mapping follows
-Iceberg's Spark integration (``TypeToSparkType``) where Spark 4.1 can carry the type over Arrow:
+Iceberg's Spark integration (``TypeToSparkType``) where Spark (4.1 to 4.3) can carry the type
+over Arrow:
 
 =====================  =====================  ===========================================
 Iceberg                Spark                  note
