@@ -334,6 +334,7 @@ class Progress:
 
     def __enter__(self) -> Progress:
         global _active
+        self._top = False
         bar = _active
         if bar is None or bar.closed:
             sink = _sink(current_mode())

@@ -287,3 +287,18 @@ def test_labels_are_short_constants() -> None:
     names = [n for n in dir(progress_module) if n.isupper() and
              isinstance(getattr(progress_module, n), str) and n not in ("ENV_VAR",)]
     assert {getattr(progress_module, n) for n in names} == set(LABELS)
+
+
+def test_a_task_entered_twice_nests_the_second_time(
+        clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = stderr(monkeypatch, tty=True)
+    task = progress(READING_MANIFESTS, total=2)
+    with task:
+        clock.now += 0.5
+    with progress(APPENDING):
+        with task:  # now inside another task: leaving it keeps the outer one's display
+            clock.now += 1.0
+            task.advance()
+        assert progress_module._active is not None
+    assert progress_module._active is None
+    assert "Appending rows > Reading manifests 1/2" in out.getvalue()
