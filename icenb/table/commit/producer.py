@@ -432,7 +432,7 @@ class SnapshotProducer(ABC):
         #: Whether a commit failed while the catalog swapped the pointer (files are kept).
         self._outcome_unknown = False
         #: Whether a commit succeeded (the files are the table's now: never deleted here).
-        self._committed = False
+        self._landed = False
 
     @property
     def commit_uuid(self) -> str:
@@ -597,7 +597,7 @@ class SnapshotProducer(ABC):
                 committed = self._catalog.commit_table(
                     self._identifier, current.metadata_location, new_metadata,
                     base_metadata=current.metadata)
-                self._committed = True
+                self._landed = True
             except CommitStateUnknown:
                 self._outcome_unknown = True
                 raise  # the files may be referenced now: keep them
@@ -623,7 +623,7 @@ class SnapshotProducer(ABC):
 
     def abort(self) -> None:
         """Delete what the operation wrote, without committing (nothing once it committed)."""
-        if not self._committed:
+        if not self._landed:
             self._cleanup(())
 
     @property
