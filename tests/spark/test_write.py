@@ -317,3 +317,77 @@ def _cluster_main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_cluster_main(sys.argv[1:]))
+
+
+class _Writer:
+    """``df.write.format(...).mode(...).options(...).save()`` of a stand-in DataFrame: ``save``
+    runs ``work(options)``, then the user interrupts (Jupyter's interrupt, Ctrl-C)."""
+
+    def __init__(self, work: Any) -> None:
+        self._work = work
+        self.options_seen: dict[str, str] = {}
+
+    def format(self, name: str) -> _Writer:
+        return self
+
+    def mode(self, mode: str) -> _Writer:
+        return self
+
+    def options(self, **options: str) -> _Writer:
+        self.options_seen.update(options)
+        return self
+
+    def save(self) -> None:
+        self._work(self.options_seen)
+        raise KeyboardInterrupt
+
+
+class _InterruptedFrame:
+    def __init__(self, work: Any) -> None:
+        self.sparkSession = None
+        self.write = _Writer(work)
+
+
+def test_an_interrupted_spark_write_deletes_what_its_tasks_wrote(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from icenb.spark.writer import write_dataframe
+
+    wh, t = _table(tmp_path)
+    t.append(_arrow(t, 0, 5))
+    before, location = _files(tmp_path / "db" / "events"), t.metadata_location
+
+    def tasks_wrote(options: dict[str, str]) -> None:  # a task's file, then the interrupt
+        operation = options["icenb.operation-id"]
+        part = tmp_path / "db" / "events" / "data" / "ts_day=2024-01-01"
+        part.mkdir(parents=True, exist_ok=True)
+        (part / f"00000-7-{operation}-00001.parquet").write_bytes(b"PAR1")
+
+    monkeypatch.setattr("icenb.spark.session.register", lambda spark: spark)
+    assert t.catalog is not None and t.identifier is not None
+    with pytest.raises(KeyboardInterrupt):
+        write_dataframe(_InterruptedFrame(tasks_wrote), t.catalog, t.identifier)
+    assert wh.table("db.events").metadata_location == location
+    assert [f for f in _files(tmp_path / "db" / "events") if f not in before] == []
+
+
+def test_a_spark_write_interrupted_after_its_commit_keeps_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from icenb.spark.writer import write_dataframe
+    from icenb.table.commit.producer import FastAppend
+
+    wh, t = _table(tmp_path)
+    t.append(_arrow(t, 0, 5))
+    catalog, identifier = t.catalog, t.identifier
+    assert catalog is not None and identifier is not None
+
+    def committed(options: dict[str, str]) -> None:  # the driver committed, then the interrupt
+        base = catalog.load_table(identifier)
+        producer = FastAppend(catalog, identifier, base.io,
+                              commit_uuid=options["icenb.operation-id"])
+        producer.write(_arrow(t, 5, 10), base.metadata)
+        producer.commit(base)
+
+    monkeypatch.setattr("icenb.spark.session.register", lambda spark: spark)
+    with pytest.raises(KeyboardInterrupt):
+        write_dataframe(_InterruptedFrame(committed), catalog, identifier)
+    assert wh.table("db.events").to_arrow().num_rows == 15  # its files are all there
