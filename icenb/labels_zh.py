@@ -1029,4 +1029,22 @@ ZH: dict[str, str] = {
     'current version {id}': '当前版本 {id}',
     # ---- widgets: SchemaEvolution
     'identifier fields': '标识符字段',
+    # ---- progress of long work (icenb.progress)
+    'Appending rows': '正在追加行',
+    'Overwriting rows': '正在覆盖行',
+    'Deleting rows': '正在删除行',
+    'Updating rows': '正在更新行',
+    'Updating table': '正在更新表',
+    'Reading table': '正在读取表',
+    'Reading manifests': '正在读取清单文件',
+    'Reading data files': '正在读取数据文件',
+    'Writing rows': '正在写入行',
+    'Expiring snapshots': '正在过期快照',
+    'Removing orphan files': '正在删除孤立文件',
+    'Listing files': '正在列出文件',
+    'Deleting files': '正在删除文件',
+    'Purging table': '正在清除表',
+    'Writing with Spark': '正在用 Spark 写入',
+    'Starting Spark': '正在启动 Spark',
+    'Building the demo warehouse': '正在构建演示仓库',
 }

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from icenb.options import PROGRESS_MODES, get_options
+from icenb.reprs import safe_repr
 
 __all__ = [
     "ENV_VAR",
@@ -76,12 +77,13 @@ DELETING_FILES = "Deleting files"
 PURGING_TABLE = "Purging table"
 WRITING_WITH_SPARK = "Writing with Spark"
 STARTING_SPARK = "Starting Spark"
+BUILDING_DEMO = "Building the demo warehouse"
 
 #: Every description icenb reports progress with (for the label catalog and its tests).
 LABELS = (APPENDING, OVERWRITING, DELETING_ROWS, UPDATING_ROWS, UPDATING_TABLE, READING_TABLE,
           READING_MANIFESTS, READING_DATA_FILES, WRITING_ROWS, EXPIRING_SNAPSHOTS,
           REMOVING_ORPHAN_FILES, LISTING_FILES, DELETING_FILES, PURGING_TABLE,
-          WRITING_WITH_SPARK, STARTING_SPARK)
+          WRITING_WITH_SPARK, STARTING_SPARK, BUILDING_DEMO)
 
 # ---- seams (tests replace them): the clock, whether a ticker thread redraws, IPython's display
 _clock: Callable[[], float] = time.monotonic
@@ -312,6 +314,7 @@ class _Bar:
 _active: _Bar | None = None  # the display of the outermost task open now
 
 
+@safe_repr
 class Progress:
     """A task: a context manager (``with progress(...) as p``) whose :meth:`advance` counts
     its steps. ``total`` (steps, None when unknown) may be set once known."""

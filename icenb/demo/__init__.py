@@ -28,6 +28,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from icenb.errors import ValidationError
+from icenb.progress import BUILDING_DEMO, progress
 from icenb.table.table import Table
 from icenb.table.warehouse import Warehouse
 
@@ -132,47 +133,53 @@ def build(path: str | os.PathLike[str], *, force: bool = False) -> Warehouse:
                                   field="path", value=str(root))
         _remove_demo(wh, root)
     ns = NAMESPACE
+    with progress(BUILDING_DEMO, total=6) as step:  # a bar when it takes over a second
+        events = wh.create_table(f"{ns}.events", "id long not null, ts timestamp, kind string, "
+                                 "qty int, price decimal(9, 2)", partition_by=["day(ts)"],
+                                 format_version=3)
+        _build_events(events)
+        step.advance()
 
-    events = wh.create_table(f"{ns}.events", "id long not null, ts timestamp, kind string, "
-                             "qty int, price decimal(9, 2)", partition_by=["day(ts)"],
-                             format_version=3)
-    _build_events(events)
+        orders = wh.create_table(f"{ns}.orders", "order_id long not null, customer string, "
+                                 "status string, total decimal(9, 2)", format_version=2,
+                                 properties={"write.delete.mode": "merge-on-read"})
+        orders.append([{"order_id": i, "customer": f"c{i % 7}", "status": "open",
+                        "total": Decimal(f"{i * 3 + 0.5:.2f}")} for i in range(1, 31)])
+        orders.delete("order_id in (10, 20, 30)")  # position deletes
+        orders.update({"status": "shipped"}, "order_id <= 5")  # merge-on-read: more of them
 
-    orders = wh.create_table(f"{ns}.orders", "order_id long not null, customer string, "
-                             "status string, total decimal(9, 2)", format_version=2,
-                             properties={"write.delete.mode": "merge-on-read"})
-    orders.append([{"order_id": i, "customer": f"c{i % 7}", "status": "open",
-                    "total": Decimal(f"{i * 3 + 0.5:.2f}")} for i in range(1, 31)])
-    orders.delete("order_id in (10, 20, 30)")  # position deletes
-    orders.update({"status": "shipped"}, "order_id <= 5")  # merge-on-read: more of them
+        customers = wh.create_table(f"{ns}.customers", "customer string not null, tier string",
+                                    format_version=2)
+        customers.append([{"customer": f"c{i}", "tier": "basic"} for i in range(7)])
+        customers.upsert([{"customer": "c1", "tier": "gold"}, {"customer": "c7", "tier": "new"}],
+                         on="customer")  # equality deletes + the new rows
+        step.advance()
 
-    customers = wh.create_table(f"{ns}.customers", "customer string not null, tier string",
-                                format_version=2)
-    customers.append([{"customer": f"c{i}", "tier": "basic"} for i in range(7)])
-    customers.upsert([{"customer": "c1", "tier": "gold"}, {"customer": "c7", "tier": "new"}],
-                     on="customer")  # equality deletes + the new rows
+        legacy = wh.create_table(f"{ns}.legacy", "id long, note string", format_version=1)
+        legacy.append([{"id": i, "note": f"written in v1 #{i}"} for i in range(1, 11)])
+        legacy.upgrade(2)
+        legacy.append([{"id": i, "note": f"written in v2 #{i}"} for i in range(11, 16)])
+        step.advance()
 
-    legacy = wh.create_table(f"{ns}.legacy", "id long, note string", format_version=1)
-    legacy.append([{"id": i, "note": f"written in v1 #{i}"} for i in range(1, 11)])
-    legacy.upgrade(2)
-    legacy.append([{"id": i, "note": f"written in v2 #{i}"} for i in range(11, 16)])
+        for version in (3, 4):
+            twin = wh.create_table(f"{ns}.events_v{version}",
+                                   "id long, ts timestamp, kind string",
+                                   partition_by=["day(ts)"], format_version=version,
+                                   properties={"write.delete.mode": "merge-on-read"})
+            _build_twins(twin)
+            step.advance()
 
-    for version in (3, 4):
-        twin = wh.create_table(f"{ns}.events_v{version}", "id long, ts timestamp, kind string",
-                               partition_by=["day(ts)"], format_version=version,
-                               properties={"write.delete.mode": "merge-on-read"})
-        _build_twins(twin)
-
-    view = wh.create_view(f"{ns}.big_spenders",
-                          "SELECT customer, total FROM orders WHERE total > 50",
-                          schema="customer string, total decimal(9, 2)",
-                          comment="customers whose orders are large")
-    view.replace("SELECT customer, total FROM orders WHERE total > 60",
-                 schema="customer string, total decimal(9, 2)")
-    view.replace({"spark": "SELECT customer, sum(total) AS total FROM orders "
-                           "GROUP BY customer HAVING sum(total) > 100",
-                  "trino": "SELECT customer, sum(total) AS total FROM orders "
-                           "GROUP BY customer HAVING sum(total) > 100"},
-                 schema="customer string, total decimal(19, 2)")
+        view = wh.create_view(f"{ns}.big_spenders",
+                              "SELECT customer, total FROM orders WHERE total > 50",
+                              schema="customer string, total decimal(9, 2)",
+                              comment="customers whose orders are large")
+        view.replace("SELECT customer, total FROM orders WHERE total > 60",
+                     schema="customer string, total decimal(9, 2)")
+        view.replace({"spark": "SELECT customer, sum(total) AS total FROM orders "
+                               "GROUP BY customer HAVING sum(total) > 100",
+                      "trino": "SELECT customer, sum(total) AS total FROM orders "
+                               "GROUP BY customer HAVING sum(total) > 100"},
+                     schema="customer string, total decimal(19, 2)")
+        step.advance()
     marker.write_text(f"{_LAYOUT}\n{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
     return wh

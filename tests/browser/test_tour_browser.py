@@ -44,3 +44,20 @@ def test_the_tour_runs_with_every_widget_rendered(tour: LabNotebook) -> None:
     assert state["deleted"] == "delete" and state["left"] == 25
     assert state["schema"] == ["id", "ts", "kind", "qty", "price", "channel"]
     assert state["demo_rows"] == 38  # the tour changed its sandbox, never the demo
+
+
+@pytest.fixture(scope="module")
+def tour_zh(open_notebook: OpenNotebook) -> Iterator[LabNotebook]:
+    yield open_notebook("00-start-here.zh.ipynb", code_cells("00-start-here.zh.ipynb"))
+
+
+def test_the_chinese_tour_runs_with_chinese_labels(tour_zh: LabNotebook) -> None:
+    assert_no_widget_error(tour_zh)
+    tt = tour_zh.page.locator(".icenb-tt").first
+    expect(tt).to_be_visible()
+    text = tt.inner_text()
+    assert "快照" in text  # the widget's labels are Chinese
+    state = json.loads(tour_zh.execute(
+        "import json\nprint(json.dumps({'left': t.to_arrow().num_rows,"
+        " 'language': icenb.get_options().language}))"))
+    assert state == {"left": 25, "language": "zh"}
