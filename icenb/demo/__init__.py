@@ -29,6 +29,7 @@ from pathlib import Path
 
 from icenb.errors import ValidationError
 from icenb.progress import BUILDING_DEMO, progress
+from icenb.spec.properties import WRITE_DELETE_MODE
 from icenb.table.table import Table
 from icenb.table.warehouse import Warehouse
 
@@ -142,7 +143,7 @@ def build(path: str | os.PathLike[str], *, force: bool = False) -> Warehouse:
 
         orders = wh.create_table(f"{ns}.orders", "order_id long not null, customer string, "
                                  "status string, total decimal(9, 2)", format_version=2,
-                                 properties={"write.delete.mode": "merge-on-read"})
+                                 properties={WRITE_DELETE_MODE: "merge-on-read"})
         orders.append([{"order_id": i, "customer": f"c{i % 7}", "status": "open",
                         "total": Decimal(f"{i * 3 + 0.5:.2f}")} for i in range(1, 31)])
         orders.delete("order_id in (10, 20, 30)")  # position deletes
@@ -165,7 +166,7 @@ def build(path: str | os.PathLike[str], *, force: bool = False) -> Warehouse:
             twin = wh.create_table(f"{ns}.events_v{version}",
                                    "id long, ts timestamp, kind string",
                                    partition_by=["day(ts)"], format_version=version,
-                                   properties={"write.delete.mode": "merge-on-read"})
+                                   properties={WRITE_DELETE_MODE: "merge-on-read"})
             _build_twins(twin)
             step.advance()
 
