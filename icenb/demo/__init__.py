@@ -20,10 +20,12 @@ deleting only what a build wrote (the ``shop`` namespace's tables, views and fol
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
@@ -112,12 +114,32 @@ def _remove_demo(wh: Warehouse, root: Path) -> None:
     (root / MARKER).unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def _building(root: Path) -> Iterator[None]:
+    """One build at a time per warehouse (two notebooks opening the demo at once: the second
+    waits, then finds it built): an exclusive lock on ``<root>/.icenb-demo.lock`` where the
+    platform has ``fcntl``."""
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks (Windows): builds are not serialized
+        yield
+        return
+    with open(root / (MARKER + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def build(path: str | os.PathLike[str], *, force: bool = False) -> Warehouse:
     """Write the demo warehouse at ``path`` (see the module docstring); the warehouse.
 
     Idempotent: a finished demo (its marker file present) is left as it is unless ``force``.
     The demo owns the ``shop`` namespace only: other tables of the warehouse are kept, and a
-    ``shop`` namespace that is not the demo's is refused, never overwritten.
+    ``shop`` namespace that is not the demo's is refused, never overwritten. Concurrent builds
+    of one warehouse run one after the other.
     """
     import icenb
 
@@ -125,7 +147,15 @@ def build(path: str | os.PathLike[str], *, force: bool = False) -> Warehouse:
     marker = root / MARKER
     if marker.exists() and not force:
         return icenb.warehouse(root)
-    root.mkdir(parents=True, exist_ok=True)
+    with _building(root):
+        if marker.exists() and not force:  # built while this one waited
+            return icenb.warehouse(root)
+        return _build(root, marker)
+
+
+def _build(root: Path, marker: Path) -> Warehouse:
+    import icenb
+
     wh = icenb.warehouse(root)
     if (NAMESPACE,) in wh.namespaces():
         if not marker.exists():

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -29,6 +30,12 @@ from icenb.progress import STARTING_SPARK, progress
 
 __all__ = ["MASTER_ENV", "MIN_JAVA_VERSION", "find_java_home", "get_spark", "register",
            "session_conf"]
+
+# PySpark 4.3 warns on every pandas conversion that it "does not yet fully support pandas >=
+# 3.0.0"; icenb's Spark paths are tested with pandas 3, so the notice is noise a user cannot act
+# on (only this message is silenced, nothing else).
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                        category=FutureWarning)
 
 #: Environment variable naming the master of a session icenb starts (default ``local[*]``).
 MASTER_ENV = "ICENB_SPARK_MASTER"

@@ -102,3 +102,18 @@ def test_pyiceberg_lists_and_reads_it(demo: Path) -> None:
     # customers holds equality deletes, which PyIceberg 0.12 does not read (its limitation)
     with pytest.raises(ValueError, match="equality deletes"):
         catalog.load_table(("shop", "customers")).scan().to_arrow()
+
+
+def test_two_processes_building_at_once_get_one_demo(tmp_path: Path) -> None:
+    """The English and the Chinese tour open ``../warehouse`` at the same time in CI: the
+    second build waited for the first instead of finding a half-built ``shop`` namespace."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "shared"
+    code = "import sys; from icenb.demo import build; build(sys.argv[1])"
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(root)], stderr=subprocess.PIPE)
+             for _ in range(2)]
+    errors = [p.communicate()[1].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
+    assert len(icenb.warehouse(root).tables("shop")) == 6
