@@ -38,11 +38,8 @@ SETUPS = [(kind, version) for version in (2, 3, 4) for kind in ("sql", "filesyst
 
 def _check(kind: str, root: Path, logs: list[WorkerLog]) -> str:
     table = icenb.load_table(open_test_catalog(kind, str(root)), IDENT)
-    snapshots = {s.snapshot_id: s for s in table.snapshots}
-    ancestry, head = set(), table.metadata.current_snapshot_id
-    while head is not None:
-        ancestry.add(head)
-        head = snapshots[head].parent_snapshot_id
+    head = table.metadata.current_snapshot_id
+    ancestry = set() if head is None else {s.snapshot_id for s in table.metadata.ancestors(head)}
     committed = [sid for log in logs for sid in log.snapshots]
     if len(committed) != len(set(committed)) or not set(committed) <= ancestry:
         return "lost"

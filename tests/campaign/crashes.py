@@ -118,14 +118,9 @@ def worker(kind: str, root: str, log_path: str, seed: int) -> None:
             ids = _apply(ids, record)
 
 
-def _ancestry(table: Any) -> set[int]:
-    out: set[int] = set()
-    snap = table.current_snapshot
-    while snap is not None:
-        out.add(snap.snapshot_id)
-        snap = table.metadata.snapshot_by_id(snap.parent_snapshot_id) \
-            if snap.parent_snapshot_id is not None else None
-    return out
+def _main_ancestry(table: Any) -> set[int]:
+    head = table.metadata.current_snapshot_id
+    return set() if head is None else {s.snapshot_id for s in table.metadata.ancestors(head)}
 
 
 def _check(kind: str, root: Path, log: Path) -> str:
@@ -137,7 +132,7 @@ def _check(kind: str, root: Path, log: Path) -> str:
         history = {s.snapshot_id for s in table.snapshots}
         # Acknowledged snapshots still alive must be ancestors of main (expiry may drop some).
         alive = [s for s in snapshots if s in history]
-        if any(s not in _ancestry(table) for s in alive) or \
+        if any(s not in _main_ancestry(table) for s in alive) or \
                 (snapshots and snapshots[-1] not in history):
             return "lost"
         states = [ids] + ([_apply(ids, pending)] if pending is not None else [])
