@@ -249,7 +249,7 @@ def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loaded
         producer.delete_file(f)
     if plan.keep_rows is not None and plan.keep_rows.num_rows:
         try:
-            producer.write(plan.keep_rows, md)
+            producer.write(plan.keep_rows, md, moved=True)
         except BaseException:
             producer.abort()
             raise

@@ -5,6 +5,8 @@ Ids above :data:`icenb.spec.schema.MAX_FIELD_ID` are reserved; these are the one
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from icenb.spec.types import (
     BooleanType,
     IntegerType,
@@ -15,6 +17,10 @@ from icenb.spec.types import (
 )
 
 __all__ = [
+    "CHANGELOG_COLUMNS",
+    "CHANGE_ORDINAL",
+    "CHANGE_TYPE",
+    "COMMIT_SNAPSHOT_ID",
     "DELETED",
     "DELETE_FILE_PATH",
     "DELETE_FILE_POS",
@@ -24,10 +30,12 @@ __all__ = [
     "METADATA_COLUMNS",
     "PARTITION_FIELD_ID",
     "ROW_ID",
+    "ROW_LINEAGE",
     "ROW_POSITION",
     "SPEC_ID",
     "delete_row_column",
     "is_metadata_column",
+    "lineage_columns",
     "metadata_column",
     "partition_column",
 ]
@@ -53,6 +61,26 @@ LAST_UPDATED_SEQUENCE_NUMBER = NestedField(
     2147483539, "_last_updated_sequence_number", LongType(), False,
     "Sequence number when the row was last updated",
 )
+#: Changelog columns (spec: "Reserved Field IDs"; Iceberg Java's ``MetadataColumns``): what a
+#: changelog row is, and which commit of the range made it. Not readable from data files.
+CHANGE_TYPE = NestedField(2147483543, "_change_type", StringType(), True,
+                          "Record type in changelog")
+CHANGE_ORDINAL = NestedField(2147483542, "_change_ordinal", IntegerType(), False,
+                             "Change ordinal in changelog")
+COMMIT_SNAPSHOT_ID = NestedField(2147483541, "_commit_snapshot_id", LongType(), False,
+                                 "Commit snapshot ID")
+#: The changelog columns in the order a changelog shows them (as Iceberg Java's changelog).
+CHANGELOG_COLUMNS = (CHANGE_TYPE, CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID)
+
+#: The two row lineage fields, in the order writers put them after the table's columns.
+ROW_LINEAGE = (ROW_ID, LAST_UPDATED_SEQUENCE_NUMBER)
+
+
+def lineage_columns(names: Iterable[str]) -> list[str]:
+    """Which of ``names`` are row lineage columns (``_row_id``,
+    ``_last_updated_sequence_number``), in :data:`ROW_LINEAGE` order."""
+    present = set(names)
+    return [f.name for f in ROW_LINEAGE if f.name in present]
 
 
 def partition_column(partition_type: StructType) -> NestedField:
@@ -73,7 +101,7 @@ METADATA_COLUMNS: dict[str, NestedField] = {
 }
 _RESERVED_IDS = {f.field_id for f in METADATA_COLUMNS.values()} | {
     PARTITION_FIELD_ID, DELETE_FILE_PATH.field_id, DELETE_FILE_POS.field_id,
-    DELETE_FILE_ROW_FIELD_ID,
+    DELETE_FILE_ROW_FIELD_ID, *(f.field_id for f in CHANGELOG_COLUMNS),
 }
 
 

@@ -64,6 +64,7 @@ __all__ = [
     "VERSION_HISTORY_SIZE",
     "WRITE_DATA_PATH",
     "WRITE_DELETE_MODE",
+    "WRITE_MERGE_MODE",
     "WRITE_METADATA_PATH",
     "WRITE_TARGET_FILE_SIZE_BYTES",
     "WRITE_UPDATE_MODE",
@@ -122,6 +123,7 @@ PARQUET_DICT_SIZE_BYTES = "write.parquet.dict-size-bytes"        # default 2 MiB
 # --------------------------------------------------------------------------- table: row-level
 WRITE_DELETE_MODE = "write.delete.mode"                          # copy-on-write | merge-on-read
 WRITE_UPDATE_MODE = "write.update.mode"
+WRITE_MERGE_MODE = "write.merge.mode"                            # Spark's MERGE INTO
 DELETE_TARGET_FILE_SIZE_BYTES = "write.delete.target-file-size-bytes"
 DELETE_FORMAT_DEFAULT = "write.delete.format.default"
 DELETE_PARQUET_PREFIX = "write.delete.parquet."
@@ -229,7 +231,7 @@ _MODES = ("copy-on-write", "merge-on-read")
 #: Properties with a fixed set of values (compared ignoring case and surrounding blanks).
 _CHOICES: dict[str, tuple[str, ...]] = {
     METADATA_COMPRESSION: ("none", "gzip"),
-    WRITE_DELETE_MODE: _MODES, WRITE_UPDATE_MODE: _MODES, "write.merge.mode": _MODES,
+    WRITE_DELETE_MODE: _MODES, WRITE_UPDATE_MODE: _MODES, WRITE_MERGE_MODE: _MODES,
     "write.delete.isolation-level": ("serializable", "snapshot"),
     "write.update.isolation-level": ("serializable", "snapshot"),
     "write.merge.isolation-level": ("serializable", "snapshot"),

@@ -351,12 +351,15 @@ class MergingSnapshotProducer(SnapshotProducer):
         self._conflict_filter = as_expression(expr, "conflict_detection_filter")
         return self
 
-    def write_data(self, data: Any, metadata: TableMetadata) -> list[DataFile]:
+    def write_data(self, data: Any, metadata: TableMetadata, *,
+                   moved: bool = False) -> list[DataFile]:
         """Write ``data`` (anything ``Table.append`` takes) as data files of the table and add
-        them; nothing is written when validation fails."""
+        them; nothing is written when validation fails. ``moved``: existing rows a rewrite
+        moves, carrying their row lineage (v3+)."""
         # file names count from 1 per operation id: a later write needs its own id
         files = self._write_rows(data, metadata,
-                                 self._commit_uuid if not self._writes else str(uuid.uuid4()))
+                                 self._commit_uuid if not self._writes else str(uuid.uuid4()),
+                                 moved=moved)
         self._writes += 1
         self._added_data.extend(files)
         return files

@@ -58,6 +58,7 @@ from icenb.spec.manifest import (
     ManifestEntry,
     ManifestFile,
 )
+from icenb.spec.metadata_columns import lineage_columns
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.properties import (
     COMMIT_MAX_RETRY_WAIT_MS,
@@ -332,6 +333,19 @@ def _rows_table(rows: Sequence[Any], schema: Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def refuse_row_lineage(names: Sequence[str], schema: Schema) -> None:
+    """``ValidationError`` when new rows come with ``_row_id`` / ``_last_updated_sequence_number``:
+    new rows get both by inheritance (v3 spec: "Row lineage assignment"); only icenb's own
+    rewrites carry the lineage of rows they move, so copied ids cannot collide."""
+    for name in lineage_columns(names):
+        if schema.field_by_name(name) is None:
+            raise ValidationError(
+                "a row lineage column cannot be written: new rows get their row id and "
+                "sequence number by inheritance (spec: Row lineage assignment), and rewrites "
+                "(update, delete, overwrite by filter) keep the lineage of the rows they move",
+                field=name)
+
+
 def as_arrow_table(data: Any, schema: Schema) -> pa.Table:
     """Data to write as an Arrow table: a pyarrow Table, RecordBatch or RecordBatchReader, a
     pandas DataFrame (its index is dropped) or a list of dicts (typed by the table schema)."""
@@ -482,13 +496,17 @@ class SnapshotProducer(ABC):
                               content, list(entries), snapshot_id=snapshot_id,
                               properties=base.properties)
 
-    def _write_rows(self, data: Any, metadata: TableMetadata,
-                    operation_id: str) -> list[DataFile]:
+    def _write_rows(self, data: Any, metadata: TableMetadata, operation_id: str, *,
+                    moved: bool = False) -> list[DataFile]:
         """Validate and write ``data`` as data files of the table (driver-local), named by
-        ``operation_id``; nothing is written when validation fails."""
+        ``operation_id``; nothing is written when validation fails. ``moved``: the rows are
+        existing rows a rewrite moves, which may carry row lineage columns
+        (:func:`~icenb.table.write.data_files.with_row_lineage`); other rows are new rows."""
         self.check_branch(metadata)
         schema = metadata.schema
         table = as_arrow_table(data, schema)
+        if not moved:
+            refuse_row_lineage(table.column_names, schema)
         files = write_data_files(
             self._io, table, schema, metadata.spec, metadata.sort_order, metadata.properties,
             location_provider(metadata.location, metadata.properties),

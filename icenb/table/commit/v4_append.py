@@ -102,12 +102,14 @@ class V4Append(FastAppend):
     _added: list[ContentEntry] | None = None
     _writes = 0
 
-    def write(self, data: Any, metadata: TableMetadata) -> list[DataFile]:
+    def write(self, data: Any, metadata: TableMetadata, *, moved: bool = False
+              ) -> list[DataFile]:
         """Write ``data`` as data files of the table and add them. Data file names count from 1
         per operation id, so a later write of the same operation (an overwrite writes the kept
-        rows, then the new ones) takes its own id instead of overwriting the first files."""
+        rows, then the new ones) takes its own id instead of overwriting the first files.
+        ``moved``: existing rows a rewrite moves, carrying their row lineage."""
         operation_id = self._commit_uuid if not self._writes else str(uuid.uuid4())
-        files = self._write_rows(data, metadata, operation_id)
+        files = self._write_rows(data, metadata, operation_id, moved=moved)
         self._writes += 1
         self._files.extend(files)
         return files

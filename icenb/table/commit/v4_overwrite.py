@@ -469,7 +469,7 @@ def _stage(producer: V4Overwrite, table: Table, filter: str | Expression, branch
     for f in plan.remove:
         producer.delete_file(f)
     if plan.keep_rows is not None and plan.keep_rows.num_rows:
-        producer.write(plan.keep_rows, md)
+        producer.write(plan.keep_rows, md, moved=True)
     return bool(plan.remove)
 
 

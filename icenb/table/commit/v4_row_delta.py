@@ -217,7 +217,7 @@ def v4_row_delta(table: Table, hits: Sequence[tuple[FileScanTask, pa.Table]],
         added, _ = write_deletes_for_hits(table, hits, producer.commit_uuid, written)
         producer.add_deletes(added)
         if new_rows is not None and new_rows.num_rows:
-            producer.write(new_rows, table.metadata)
+            producer.write(new_rows, table.metadata, moved=True)
     except BaseException:
         for location in written:
             with contextlib.suppress(IcebergError):

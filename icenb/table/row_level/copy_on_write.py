@@ -39,6 +39,7 @@ from icenb.table.commit.merging import MergingSnapshotProducer
 from icenb.table.commit.overwrite import DeleteFiles, OverwriteFiles, ReplacePartitions
 from icenb.table.commit.producer import branch_snapshot, commit_snapshot
 from icenb.table.commit.validation import FileFilter, IsolationLevel, as_expression, isolation_level
+from icenb.table.row_level.lineage import with_lineage_fields
 from icenb.table.scan import Scan
 from icenb.table.scan.planning import plan_files
 from icenb.table.scan.read import read_task
@@ -77,7 +78,9 @@ def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expres
     """Which files a copy-on-write change of the rows matching ``filter`` removes, and the
     live rows of partly matching files that must be written back (read with their deletes
     applied, so deleted rows stay deleted). With ``read_matches`` (an update), every such
-    file is read and its matching live rows are returned too."""
+    file is read and its matching live rows are returned too. On v3+ tables the rows come
+    with ``_row_id`` and ``_last_updated_sequence_number``, which the rewrite keeps
+    (:mod:`icenb.table.row_level.lineage`)."""
     expr = _expression(filter)
     schema = metadata.schema
     bound = bind(expr, schema, case_sensitive)  # validates the filter first
@@ -86,6 +89,7 @@ def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expres
         return CopyOnWritePlan(None, (), None, 0)
     plan = plan_files(io, metadata, snapshot_id=snap.snapshot_id, row_filter=expr,
                       case_sensitive=case_sensitive, schema=schema)
+    read_schema = with_lineage_fields(metadata, schema)
     name_mapping = Scan(io, metadata, snap.snapshot_id, schema).name_mapping
     flt = FileFilter(expr, schema, metadata.specs_by_id, case_sensitive)
     remove: list[DataFile] = []
@@ -101,7 +105,7 @@ def plan_copy_on_write(io: FileIO, metadata: TableMetadata, filter: str | Expres
                 remove.append(f)
                 deleted += f.record_count
                 continue
-            rows = read_task(io, replace(task, residual_filter=True), schema,
+            rows = read_task(io, replace(task, residual_filter=True), read_schema,
                              name_mapping=name_mapping)
             if rows.num_rows == 0:
                 continue
@@ -147,7 +151,7 @@ def replace_matching_rows(producer: OverwriteFiles, io: FileIO, metadata: TableM
         producer.delete_file(f)
     if plan.keep_rows is not None and plan.keep_rows.num_rows:
         try:
-            producer.write_data(plan.keep_rows, metadata)
+            producer.write_data(plan.keep_rows, metadata, moved=True)
         except BaseException:
             producer.abort()
             raise
@@ -182,7 +186,7 @@ def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BR
         producer.delete_file(f)
     with producer.aborted_on_error():
         if plan.keep_rows is not None and plan.keep_rows.num_rows:
-            producer.write_data(plan.keep_rows, md)
+            producer.write_data(plan.keep_rows, md, moved=True)
         return commit_snapshot(table, producer)
 
 

@@ -45,7 +45,7 @@ from icenb.spec.manifest import (
     FileScanTask,
     ManifestContent,
 )
-from icenb.spec.metadata_columns import ROW_POSITION
+from icenb.spec.metadata_columns import ROW_LINEAGE, ROW_POSITION
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.snapshot import MAIN_BRANCH, Snapshot
 from icenb.spec.table_metadata import TableMetadata
@@ -66,6 +66,7 @@ from icenb.table.row_level.copy_on_write import (
     update_mode,
     validate_copy_on_write,
 )
+from icenb.table.row_level.lineage import modified_rows, reads_lineage, table_columns
 from icenb.table.scan import Scan
 from icenb.table.scan.read import read_task
 from icenb.table.write.conform import conform_to_schema
@@ -134,11 +135,14 @@ def _commit_staged(table: Table, producer: RowDelta, stage: Callable[[list[str]]
         return commit_snapshot(table, producer)
 
 
-def _matching(table: Table, snap: Snapshot, expr: Expression, columns: tuple[str, ...] | None
-              ) -> list[tuple[FileScanTask, pa.Table]]:
-    """Per planned task, its live rows matching ``expr`` (``columns`` + ``_pos``)."""
+def _matching(table: Table, snap: Snapshot, expr: Expression, columns: tuple[str, ...] | None,
+              *, lineage: bool = False) -> list[tuple[FileScanTask, pa.Table]]:
+    """Per planned task, its live rows matching ``expr`` (``columns`` + ``_pos``, and with
+    ``lineage`` on v3+ tables ``_row_id`` and ``_last_updated_sequence_number``)."""
     md = table.metadata
     names = tuple(f.name for f in md.schema.fields) if columns is None else columns
+    if lineage and reads_lineage(md):
+        names = (*names, *(f.name for f in ROW_LINEAGE))
     scan = Scan(table.io, md, snap.snapshot_id, md.schema, row_filter=expr,
                 columns=(*names, ROW_POSITION.name))
     mapping = scan.name_mapping
@@ -479,12 +483,11 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
         return None
     if chosen != MERGE_ON_READ:
         return _update_copy_on_write(table, set, expr, branch, snapshot_properties)
-    hits = _matching(table, snap, expr, None)
+    hits = _matching(table, snap, expr, None, lineage=True)
     if not hits:
         return None
-    names = [f.name for f in md.schema.fields]
-    old = pa.concat_tables([rows.select(names) for _, rows in hits])
-    new_rows = _assigned(old, table, set)
+    old = pa.concat_tables([rows for _, rows in hits])
+    new_rows = modified_rows(_assigned(table_columns(old, md.schema), table, set), old)
     if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md#row-deltas
         from icenb.table.commit.v4_row_delta import v4_row_delta
 
@@ -495,7 +498,7 @@ def update(table: Table, set: Mapping[str, Assignment], filter: str | Expression
 
     def stage(written: list[str]) -> bool:
         _stage_position_deletes(table, producer, snap, hits, expr, level, written)
-        producer.write_data(new_rows, md)
+        producer.write_data(new_rows, md, moved=True)
         return True
 
     return _commit_staged(table, producer, stage)
@@ -517,7 +520,7 @@ def _update_copy_on_write_v4(table: Table, plan: CopyOnWritePlan, expr: Expressi
         validate_copy_on_write(producer, table.metadata, plan.snapshot_id, expr, "update")
         for f in plan.remove:
             producer.delete_file(f)
-        producer.write(rows, table.metadata)
+        producer.write(rows, table.metadata, moved=True)
     except BaseException:
         producer.abort()
         raise
@@ -535,10 +538,15 @@ def _update_copy_on_write(table: Table, set: Mapping[str, Assignment], expr: Exp
     plan = plan_copy_on_write(table.io, md, expr, branch=branch, read_matches=True)
     if plan.matched_rows is None:
         return None
-    parts = [_assigned(plan.matched_rows, table, set)]
+    matched = plan.matched_rows
+    parts = [modified_rows(_assigned(table_columns(matched, md.schema), table, set), matched)]
     if plan.keep_rows is not None:
-        parts.insert(0, conform_to_schema(plan.keep_rows, md.schema,
-                                          format_version=md.format_version))
+        keep = plan.keep_rows
+        kept = conform_to_schema(table_columns(keep, md.schema), md.schema,
+                                 format_version=md.format_version)
+        for name in keep.column_names[len(md.schema.fields):]:  # row lineage, as read
+            kept = kept.append_column(name, keep.column(name))
+        parts.insert(0, kept)
     rows = pa.concat_tables(parts)
     if md.format_version >= 4:  # EXPERIMENTAL, docs/v4-layout.md#removals
         return _update_copy_on_write_v4(table, plan, expr, rows, branch, snapshot_properties)
@@ -549,7 +557,7 @@ def _update_copy_on_write(table: Table, set: Mapping[str, Assignment], expr: Exp
     for f in plan.remove:
         producer.delete_file(f)
     try:
-        producer.write_data(rows, md)
+        producer.write_data(rows, md, moved=True)
     except BaseException:
         producer.abort()
         raise

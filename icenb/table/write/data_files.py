@@ -29,6 +29,7 @@ from icenb.io.data_files.parquet import (
 from icenb.io.file_io import FileIO
 from icenb.progress import WRITING_ROWS, progress
 from icenb.spec.manifest import DataFile, FileContent, FileFormat
+from icenb.spec.metadata_columns import ROW_LINEAGE, lineage_columns
 from icenb.spec.metrics_config import MetricsConfig
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.schema import Schema
@@ -41,7 +42,8 @@ from icenb.table.write.locations import LocationProvider, data_file_name
 from icenb.table.write.metrics import MetricsAccumulator, compute_metrics
 from icenb.table.write.partitioning import partition_and_sort, sort_columns
 
-__all__ = ["DEFAULT_WRITE_BUFFER_BYTES", "RollingDataWriter", "write_data_files"]
+__all__ = ["DEFAULT_WRITE_BUFFER_BYTES", "RollingDataWriter", "with_row_lineage",
+           "write_data_files"]
 
 
 def write_data_files(
@@ -73,6 +75,7 @@ def write_data_files(
     options = ParquetWriteOptions.from_properties(properties)
     spec.validate(schema)
     sort_order.validate(schema)
+    data, schema = with_row_lineage(data, schema, format_version)
     config = MetricsConfig.from_properties(properties, schema, sort_order)
     conformed = conform_to_schema(data, schema, format_version=format_version)
     parts = partition_and_sort(conformed, schema, spec, sort_order)
@@ -123,6 +126,28 @@ def write_data_files(
                               file=written[-1] if written else None) from exc
         raise
     return files
+
+
+def with_row_lineage(data: pa.Table | pa.RecordBatch, schema: Schema, format_version: int
+                     ) -> tuple[pa.Table | pa.RecordBatch, Schema]:
+    """The rows and the write schema for rows that may carry row lineage.
+
+    Rows moved by a rewrite carry ``_row_id`` and ``_last_updated_sequence_number`` (v3 spec:
+    "Row lineage assignment": the row id is copied, the sequence number copied when the row is
+    unchanged and null when modified); such rows are written with both lineage fields after the
+    table's columns, as Iceberg Java's writers do. Lineage columns that are null in every row
+    are dropped: inheritance gives those values (a file of new rows omits them).
+    """
+    names = [n for n in lineage_columns(data.schema.names) if schema.field_by_name(n) is None]
+    if not names:
+        return data, schema
+    if format_version < 3:
+        raise ValidationError("row lineage columns exist from format version 3 on (spec: Row "
+                              "Lineage)", field=names[0], value=format_version)
+    if all(data.column(n).null_count == data.num_rows for n in names):
+        return data.drop_columns(names), schema
+    return data, Schema(*schema.fields, *ROW_LINEAGE, schema_id=schema.schema_id,
+                        identifier_field_ids=schema.identifier_field_ids)
 
 
 # --------------------------------------------------------------------------- streaming writer

@@ -1,0 +1,53 @@
+"""Row lineage of the rows a rewrite moves (v3 spec: "Row lineage assignment").
+
+A rewrite (copy-on-write delete, update or overwrite by filter; a merge-on-read update) reads
+the rows it moves together with their ``_row_id`` and ``_last_updated_sequence_number`` and
+writes them back by the spec's three rules: the row id is copied; an unchanged row keeps its
+sequence number; a modified row gets a null one, so it inherits the sequence number of the
+commit that rewrites it. The writer (:func:`icenb.table.write.data_files.with_row_lineage`)
+stores both columns only when some row has a value. Tables before v3 have no lineage, and
+rows updated through equality deletes (an upsert) are new rows, as the spec says.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from icenb.spec.metadata_columns import LAST_UPDATED_SEQUENCE_NUMBER, ROW_ID, ROW_LINEAGE
+from icenb.spec.schema import Schema
+from icenb.spec.table_metadata import TableMetadata
+
+__all__ = ["modified_rows", "reads_lineage", "table_columns", "with_lineage_fields"]
+
+
+def reads_lineage(metadata: TableMetadata) -> bool:
+    """Whether the table tracks row lineage (format version 3 and later)."""
+    return metadata.format_version >= 3
+
+
+def with_lineage_fields(metadata: TableMetadata, schema: Schema) -> Schema:
+    """``schema`` with the two lineage fields after its columns on a v3+ table (what a rewrite
+    reads), else ``schema``."""
+    if not reads_lineage(metadata):
+        return schema
+    missing = [f for f in ROW_LINEAGE if schema.field_by_id(f.field_id) is None]
+    if not missing:
+        return schema
+    return Schema(*schema.fields, *missing, schema_id=schema.schema_id,
+                  identifier_field_ids=schema.identifier_field_ids)
+
+
+def table_columns(rows: pa.Table, schema: Schema) -> pa.Table:
+    """``rows`` without the lineage (and other non-schema) columns, in schema order."""
+    return rows.select([f.name for f in schema.fields])
+
+
+def modified_rows(changed: pa.Table, before: pa.Table) -> pa.Table:
+    """``changed`` (the table's columns of modified rows) with the row ids of ``before`` (the
+    same rows as read, in the same order) and a null sequence number (rules 1 and 2); just
+    ``changed`` when ``before`` has no row ids."""
+    if ROW_ID.name not in before.column_names:
+        return changed
+    n = changed.num_rows
+    return (changed.append_column(ROW_ID.name, before.column(ROW_ID.name))
+            .append_column(LAST_UPDATED_SEQUENCE_NUMBER.name, pa.nulls(n, pa.int64())))
