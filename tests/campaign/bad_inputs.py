@@ -170,6 +170,10 @@ def cases() -> Iterator[Case]:
     yield Case("update unknown column", lambda wh, t: t.update({"nope": 1}, "id = 1"), "nope")
     yield Case("update bad value", lambda wh, t: t.update({"i": "ten"}, "id = 1"), "ten")
     yield Case("upsert on unknown", lambda wh, t: t.upsert([{"id": 1}], on="nope"), "nope")
+    lineage = {"id": 9, "s": "s9", "_row_id": 3}  # new rows get their lineage by inheritance
+    yield Case("append _row_id", lambda wh, t: t.append([lineage]), "_row_id")
+    yield Case("overwrite _row_id", lambda wh, t: t.overwrite([lineage], "id = 9"), "_row_id")
+    yield Case("upsert _row_id", lambda wh, t: t.upsert([lineage]), "_row_id")
     yield Case("load unknown table", lambda wh, t: wh.table("db.nope"), "nope")
     yield Case("drop unknown table", lambda wh, t: wh.drop_table("db.nope"), "nope")
     yield Case("register_view bad file", lambda wh, t: wh.register_view(
