@@ -63,6 +63,7 @@ from icenb.table.commit import metadata_change as table_update
 from icenb.table.commit import new_producer
 from icenb.table.commit.producer import RetryPolicy, commit_snapshot, refresh_on_error
 from icenb.table.engine import Overwrite, engine
+from icenb.table.explore.changelog import Changelog, table_changes
 from icenb.table.explore.diff import SnapshotDiff, diff_snapshots
 from icenb.table.explore.evolution_history import (
     SchemaHistory,
@@ -866,6 +867,21 @@ class Table:
         metadata, and which new deletes apply to which data files; ``.rows()`` reads the
         rows. Reads both snapshots' manifests; keeps at most ``max_files`` files per list."""
         return diff_snapshots(self._metadata, self._io, a, b, max_files=max_files)
+
+    def changes(self, start: int | str | datetime | None,
+                end: int | str | datetime | None = None, *,
+                identifier_columns: str | Sequence[str] | None = None) -> Changelog:
+        """The rows each snapshot after ``start`` up to ``end`` changed, as Iceberg's Spark
+        ``create_changelog_view``: ``_change_type`` (INSERT, DELETE, UPDATE_BEFORE,
+        UPDATE_AFTER), ``_change_ordinal`` and ``_commit_snapshot_id`` after the columns (and
+        ``_row_id`` on v3+). ``start`` (exclusive; None: from the first snapshot) and ``end``
+        (inclusive; None: the current snapshot of main) are what :meth:`at` takes; ``start``
+        must be an ancestor of ``end``. Updates pair by ``identifier_columns`` when given, else
+        on v3+ by ``_row_id`` (``()``: no pairing); a DELETE and an INSERT of one snapshot with
+        equal values (a copy-on-write carry-over) cancel out. Reads the files the snapshots
+        added and removed, in parallel; the :class:`Changelog` holds the rows as Arrow
+        (rules: :mod:`icenb.table.explore.changelog`)."""
+        return table_changes(self, start, end, identifier_columns=identifier_columns)
 
     def metadata_tree(self, snapshot: int | str | None = None) -> MetadataTree:
         """One snapshot (id or ref; default current) as metadata -> manifest list -> manifests

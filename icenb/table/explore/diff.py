@@ -13,9 +13,6 @@ a diff of two huge snapshots stays small. :meth:`SnapshotDiff.rows` reads data.
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +36,8 @@ from icenb.table.explore.evolution_history import resolve_snapshot
 from icenb.table.scan.delete_index import match_deletes
 from icenb.table.scan.v4_planning import snapshot_entries
 
-__all__ = ["DeleteApplication", "FileInfo", "FileSet", "SnapshotDiff", "diff_snapshots"]
+__all__ = ["DeleteApplication", "FileInfo", "FileSet", "SnapshotDiff", "diff_snapshots",
+           "entry_keys"]
 
 #: Files kept per list (added data, removed data, ...) for display; counts stay exact.
 DEFAULT_MAX_FILES = 1000
@@ -186,62 +184,23 @@ class SnapshotDiff:
     def rows(self) -> tuple[pa.Table, pa.Table]:
         """(rows removed, rows added) going from ``a`` to ``b``, by reading data (explicit I/O).
 
-        Only data files whose rows can differ are read: files live on one side only, and files
-        whose applicable deletes differ. Both sides are read with ``b``'s schema; the result is
-        the multiset difference over all columns (a row present twice in ``a`` and once in
-        ``b`` is removed once).
+        The net of the changelog from ``a`` to ``b`` (:meth:`Table.changes`), for any two
+        snapshots: only data files whose rows can differ are read (files live on one side
+        only, and files whose applicable deletes differ), in parallel, each once, with ``b``'s
+        schema; the rows both sides hold cancel one for one, columnar (a row present twice in
+        ``a`` and once in ``b`` is removed once).
         """
-        from icenb.table.scan import Scan
+        from icenb.table.explore.changelog import changed_rows, net_rows
 
         schema = self.metadata.schema_for_snapshot(self.b.snapshot_id)
-        scans = [Scan(self.io, self.metadata, s.snapshot_id, schema) for s in (self.a, self.b)]
-        plans = [s.plan() for s in scans]
-        deletes = []
-        for plan in plans:
-            files = plan.files
-            paths = files.column("file_path").to_pylist()
-            dels = files.column("delete_files").to_pylist()
-            deletes.append({p: frozenset(d or ()) for p, d in zip(paths, dels, strict=True)})
-        tables = []
-        for side, (scan, plan) in enumerate(zip(scans, plans, strict=True)):
-            mine, other = deletes[side], deletes[1 - side]
-            rows = [i for i, p in enumerate(mine) if other.get(p) != mine[p]]
-            tables.append(scan._read(plan.take(np.asarray(rows, dtype=np.int64))))
-        before, after = tables
-        return _minus(before, after), _minus(after, before)
+        [(deleted, inserted)] = changed_rows(self.io, self.metadata,
+                                             [(self.a.snapshot_id, self.b.snapshot_id)], schema)
+        return net_rows(deleted, inserted)
 
     def __repr__(self) -> str:
         return (f"SnapshotDiff({self.a.snapshot_id} -> {self.b.snapshot_id}: "
                 f"+{self.data_added.count}/-{self.data_removed.count} data files, "
                 f"+{self.deletes_added.count}/-{self.deletes_removed.count} delete files)")
-
-
-def _freeze(value: Any) -> Hashable:
-    """A hashable, equality-preserving key for one cell (NaN equals NaN here)."""
-    if isinstance(value, float) and math.isnan(value):
-        return ("nan",)
-    if isinstance(value, dict):
-        return tuple((k, _freeze(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    return value  # type: ignore[no-any-return]
-
-
-def _row_keys(table: pa.Table) -> list[Hashable]:
-    cols = [table.column(i).to_pylist() for i in range(table.num_columns)]
-    return [tuple(_freeze(c[r]) for c in cols) for r in range(table.num_rows)]
-
-
-def _minus(left: pa.Table, right: pa.Table) -> pa.Table:
-    """Rows of ``left`` not matched one for one by rows of ``right`` (multiset difference)."""
-    budget = Counter(_row_keys(right))
-    keep: list[int] = []
-    for i, key in enumerate(_row_keys(left)):
-        if budget[key] > 0:
-            budget[key] -= 1
-        else:
-            keep.append(i)
-    return left.take(pa.array(keep, pa.int64()))
 
 
 # --------------------------------------------------------------------------- diffing
@@ -260,7 +219,7 @@ def _offsets(entries: pa.Table) -> pa.Array:
     return pc.struct_field(df, "content_offset").combine_chunks()
 
 
-def _keys(entries: pa.Table) -> pa.Array:
+def entry_keys(entries: pa.Table) -> pa.Array:
     """One string per entry naming its file: the path, and a DV's ``content_offset`` (one
     Puffin file holds many DVs; spec: Deletion Vectors)."""
     offsets = pc.fill_null(pc.cast(_offsets(entries), pa.string()), "")
@@ -271,7 +230,7 @@ def _only_in(left: pa.Table, right: pa.Table) -> pa.Table:
     """Entries of ``left`` whose (file path, content_offset) is not among ``right``'s."""
     if left.num_rows == 0 or right.num_rows == 0:
         return left
-    mask = pc.invert(pc.is_in(_keys(left), value_set=_keys(right)))
+    mask = pc.invert(pc.is_in(entry_keys(left), value_set=entry_keys(right)))
     return left.filter(mask)
 
 
