@@ -47,6 +47,7 @@ from icenb.display import (  # noqa: F401, I001
     root_manifest_repr,
     evolution_history,
     diff,
+    changelog,
 )
 from icenb.display.kit import side_by_side  # noqa: F401
 from icenb.display.history import timeline, tree  # noqa: F401

@@ -244,6 +244,8 @@ def _kinds(o: dict[str, Any]) -> dict[str, Any]:
         "spec history": t2.spec_history(), "diff": t2.diff(snaps[0].snapshot_id,
                                                             snaps[-1].snapshot_id),
         "diff of a delete": t2.diff(snaps[2].snapshot_id, snaps[3].snapshot_id),
+        "changelog": t2.changes(None, identifier_columns="oid"),
+        "changelog v3": t3.changes(None),
         "inspect menu": t2.inspect, "scan": t2.scan("oid > 2"),
         "scan plan": t2.scan("oid > 2").plan(), "expire (dry run)":
             t2.expire_snapshots(dry_run=True), "deletion vector":
