@@ -45,12 +45,14 @@ on v3+ tables, ``_row_id`` (each row's lineage id; null where the table has none
 ordinal; within a snapshot DELETEs, then UPDATE_BEFORE / UPDATE_AFTER pairs, then INSERTs.
 
 **Where Java agrees.** Iceberg Java 1.10's changelog scan refuses a range in which any
-(non-``replace``) snapshot lists a delete file, its own or an older one still live ("Delete
-files are currently not supported in changelog scans"): merge-on-read deletes and updates,
-deletion vectors, ``upsert`` and ``delete_by_key``. Where it answers (appends, copy-on-write
-deletes, updates and overwrites, dynamic overwrites, rollbacks), icenb returns the same rows
-(tests/reference/java_changelog.py); elsewhere the rules above apply, and the net of the
-changelog equals the difference of the two snapshots' rows.
+(non-``replace``) snapshot lists a delete manifest, its own or an older one still in its
+manifest list ("Delete files are currently not supported in changelog scans"): from a
+merge-on-read delete or update, a deletion vector, an ``upsert`` or a ``delete_by_key`` on,
+until an overwrite drops every delete file. Where it answers (appends, copy-on-write deletes,
+updates and merges, static and dynamic overwrites, rollbacks, ``replace`` compactions; v1-v3,
+written by Java or by icenb), icenb returns the same rows (tests/table/explore/
+test_changelog_java.py); elsewhere the rules above apply, and the net of each snapshot's
+changes equals the difference of its parent's rows and its own.
 
 The work is done when :meth:`Table.changes` is called; a :class:`Changelog` holds Arrow and its
 reprs read nothing.
