@@ -1,5 +1,5 @@
 """Display options: how much a repr or graph shows before it folds the rest (DESIGN.md, reprs),
-and the language of its labels.
+the language of its labels, and the memory the decoded-manifest cache may keep.
 
 A top-level module, below every layer: the display layer draws with these limits and the
 table layer bounds what it reads for a picture (metadata trees and graphs) by them.
@@ -47,6 +47,9 @@ class DisplayOptions:
     display_graph_timeout: float = 10.0    # seconds a `dot` subprocess may take
     progress: str = "auto"    # progress of long work: "auto", "always" or "never"
     language: str = dataclasses.field(default_factory=default_language)  # labels: "en" or "zh"
+    # bytes of decoded manifests a FileIO's manifest cache keeps (icenb.io.manifest_reader):
+    # a 1,000,000-file table's planning columns take ~0.4 GB
+    manifest_cache_bytes: int = 640 * 1024 * 1024
 
 
 _current = DisplayOptions()

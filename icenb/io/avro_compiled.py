@@ -620,7 +620,7 @@ def _decode_run(decode: Any, data: Any, starts: IntArray, ends: IntArray, counts
     for _ in range(2):
         base = np.zeros_like(cap)
         np.cumsum(cap[:-1], out=base[1:])
-        out = np.empty(int(cap.sum()), np.int64)
+        out = _pool_array(int(cap.sum()), np.int64)
         lens[:] = 0
         status = decode(data, starts, ends, counts, c.prog, c.pads, out, base, cap, lens,
                         True, err)
@@ -632,6 +632,13 @@ def _decode_run(decode: Any, data: Any, starts: IntArray, ends: IntArray, counts
             return None
         cap = lens.copy()
     return None
+
+
+def _pool_array(n: int, dtype: Any) -> npt.NDArray[Any]:
+    """An uninitialized numpy array in Arrow's memory pool: a decoded batch's large buffers are
+    returned to the system when freed (the C heap keeps them, fragmented across threads)."""
+    buf = pa.allocate_buffer(n * np.dtype(dtype).itemsize)
+    return np.frombuffer(buf, dtype)
 
 
 class _Columns:
@@ -725,7 +732,7 @@ def _build(spec: _Spec, t: pa.DataType, cols: _Columns, n: int,
         total = int(offsets[-1])
         if total >= 2**31 or not (pa.types.is_string(t) or pa.types.is_binary(t)):
             raise _Unsupported("large or unexpected bytes")
-        dest = np.empty(total, np.uint8)
+        dest = _pool_array(total, np.uint8)
         cols.gather(cols.data, values, sizes, offsets, dest)
         arr = pa.Array.from_buffers(t, n, [bitmap, pa.py_buffer(offsets.astype(np.int32)),
                                            pa.py_buffer(dest)])

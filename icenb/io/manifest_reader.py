@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 from icenb.errors import CorruptFile, InvalidMetadata, NoSuchSnapshot
 from icenb.io.avro import FIELD_ID_KEY, avro_file_metadata, read_avro_tables
 from icenb.io.file_io import FileIO
+from icenb.options import get_options
 from icenb.progress import READING_MANIFESTS, progress
 from icenb.reprs import safe_repr
 from icenb.spec.manifest import (
@@ -69,6 +70,7 @@ __all__ = [
     "read_manifest_entries",
     "read_manifest_list",
     "read_manifest_list_table",
+    "read_manifest_tables",
     "shared_manifest_cache",
 ]
 
@@ -193,6 +195,11 @@ class DecodedManifest:
     partition_spec_id: int | None
     format_version: int | None
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of every buffer held (each counted once)."""
+        return int(self.table.get_total_buffer_size())
+
 
 #: A cache key: (path, length, projection, ...) for manifests (the rest is what inheritance
 #: depends on), (``"<manifest-list>"``, path) for manifest lists.
@@ -200,26 +207,47 @@ CacheKey = tuple[Any, ...]
 _LIST_TAG = "<manifest-list>"
 
 
+class _Sized(Protocol):
+    @property
+    def nbytes(self) -> int: ...
+
+
 @safe_repr
 class ManifestCache:
-    """LRU cache of decoded manifests by (path, length, projection, inherited values) and of
-    decoded manifest lists by path; thread-safe.
+    """LRU cache of decoded manifests by (path, length, projection, inherited values), of
+    planning's compact data manifests (:mod:`icenb.io.compact_manifest`) and of decoded
+    manifest lists by path; thread-safe.
 
-    Bounded by ``max_bytes`` of Arrow buffers and ``max_entries``; the least recently used
-    manifests are dropped first. ``hits`` / ``misses`` count lookups.
+    Bounded by ``max_bytes`` of Arrow buffers (None: the ``manifest_cache_bytes`` option, read
+    at each store) and ``max_entries``; the least recently used values are dropped first.
+    Accounting is exact: a value's ``nbytes`` are the buffers it holds, and values that share
+    one ``block`` of buffers (manifests compacted together) count that block once, until the
+    last of them is dropped. ``hits`` / ``misses`` count lookups.
     """
 
-    def __init__(self, max_bytes: int = 512 * 1024 * 1024, max_entries: int = 10_000) -> None:
-        self.max_bytes = max_bytes
+    def __init__(self, max_bytes: int | None = None, max_entries: int = 100_000) -> None:
+        self._max_bytes = max_bytes
         self.max_entries = max_entries
-        self._items: OrderedDict[CacheKey, tuple[DecodedManifest, int]] = OrderedDict()
+        self._items: OrderedDict[CacheKey, Any] = OrderedDict()
+        self._blocks: dict[int, list[int]] = {}  # id(block) -> [values holding it, bytes]
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: CacheKey) -> DecodedManifest | None:
-        """The cached manifest, or None (a hit moves it to the most recently used end)."""
+    @property
+    def max_bytes(self) -> int:
+        """The byte budget (the ``manifest_cache_bytes`` option unless set here)."""
+        if self._max_bytes is not None:
+            return self._max_bytes
+        return get_options().manifest_cache_bytes
+
+    @max_bytes.setter
+    def max_bytes(self, value: int | None) -> None:
+        self._max_bytes = value
+
+    def get(self, key: CacheKey) -> Any:
+        """The cached value, or None (a hit moves it to the most recently used end)."""
         with self._lock:
             item = self._items.get(key)
             if item is None:
@@ -227,28 +255,59 @@ class ManifestCache:
                 return None
             self._items.move_to_end(key)
             self.hits += 1
-            return item[0]
+            return item
 
-    def put(self, key: CacheKey, value: DecodedManifest) -> None:
-        """Store a decoded manifest, evicting least recently used ones over the bounds."""
-        size = value.table.nbytes
+    def _add(self, value: Any) -> None:
+        block = getattr(value, "block", None)
+        if block is None:
+            self._bytes += value.nbytes
+            return
+        held = self._blocks.get(id(block))
+        if held is None:
+            self._blocks[id(block)] = [1, block.nbytes]
+            self._bytes += block.nbytes
+        else:
+            held[0] += 1
+
+    def _drop(self, value: Any) -> None:
+        block = getattr(value, "block", None)
+        if block is None:
+            self._bytes -= value.nbytes
+            return
+        held = self._blocks[id(block)]
+        held[0] -= 1
+        if held[0] == 0:
+            del self._blocks[id(block)]
+            self._bytes -= held[1]
+
+    def put(self, key: CacheKey, value: _Sized) -> None:
+        """Store a decoded value, evicting least recently used ones over the bounds."""
+        budget = self.max_bytes
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:
-                self._bytes -= old[1]
-            if size > self.max_bytes:
+                self._drop(old)
+            if value.nbytes > budget:
                 return
-            self._items[key] = (value, size)
-            self._bytes += size
-            while self._items and (self._bytes > self.max_bytes
+            self._items[key] = value
+            self._add(value)
+            while self._items and (self._bytes > budget
                                    or len(self._items) > self.max_entries):
-                _, (_, dropped) = self._items.popitem(last=False)
-                self._bytes -= dropped
+                _, dropped = self._items.popitem(last=False)
+                self._drop(dropped)
+
+    def discard(self, key: CacheKey) -> None:
+        """Drop one value if cached."""
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._drop(old)
 
     def clear(self) -> None:
         """Drop every entry."""
         with self._lock:
             self._items.clear()
+            self._blocks.clear()
             self._bytes = 0
 
     @property
@@ -471,6 +530,21 @@ def read_manifest_entries(
     if columns is not None:
         projection = tuple(sorted({*columns, *_INHERITANCE_COLUMNS}))
     return concat_entry_tables(_decode(io, manifests, projection, cache, max_workers))
+
+
+def read_manifest_tables(
+    io: FileIO,
+    manifests: Sequence[ManifestFile],
+    *,
+    columns: Sequence[str] | None = None,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+) -> list[pa.Table]:
+    """Each manifest's entry table, as :func:`read_manifest_entries` builds them, decoded now
+    (no cache): for callers that keep something smaller than the decoded table."""
+    projection: tuple[str, ...] | None = None
+    if columns is not None:
+        projection = tuple(sorted({*columns, *_INHERITANCE_COLUMNS}))
+    return _decode(io, manifests, projection, None, max_workers)
 
 
 def concat_entry_tables(tables: Sequence[pa.Table]) -> pa.Table:

@@ -1100,7 +1100,9 @@ def _column(table: pa.Table, name: str) -> pa.Array | None:
     if name not in table.column_names:
         return None
     col = table.column(name)
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if isinstance(col, pa.ChunkedArray):  # one chunk (a decoded manifest): no copy
+        return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+    return col
 
 
 def _fill(arr: pa.Array | None, n: int, value: int | None, mask: pa.Array | None,

@@ -105,6 +105,7 @@ __all__ = [
     "inclusive_match",
     "map_value_array",
     "metrics_table",
+    "metrics_table_of",
     "strict_match",
 ]
 
@@ -874,15 +875,31 @@ def metrics_table(
     (maps of field id -> Appendix D bytes), named as in the spec (Manifests, ``data_file``).
     Only ``field_ids`` are extracted (use ``referenced_field_ids`` of the bound filter).
     """
-    target = schema if isinstance(schema, Schema) else Schema(*schema.fields)
     names = set(data_files.schema.names)
+
+    def value(source: str, fid: int) -> pa.Array | None:
+        if source not in names:
+            return None
+        return map_value_array(data_files.column(source), fid)
+
+    rc = data_files.column("record_count") if "record_count" in names else None
+    return metrics_table_of(rc, value, schema, field_ids, data_files.num_rows)
+
+
+def metrics_table_of(
+    record_count: pa.Array | pa.ChunkedArray | None,
+    value: Callable[[str, int], pa.Array | None],
+    schema: Schema | StructType,
+    field_ids: Iterable[int],
+    num_rows: int,
+) -> pa.Table:
+    """:func:`metrics_table` from the metric values of each field id, however they are stored:
+    ``value(map_name, field_id)`` is that map's value per row (null: absent), or None when
+    there is no such map."""
+    target = schema if isinstance(schema, Schema) else Schema(*schema.fields)
     out: dict[str, pa.Array] = {}
-
-    def column(name: str) -> pa.Array | pa.ChunkedArray:
-        return data_files.column(name)
-
-    if "record_count" in names:
-        rc = column("record_count")
+    if record_count is not None:
+        rc = record_count
         out["record_count"] = (
             pa.concat_arrays(rc.chunks) if isinstance(rc, pa.ChunkedArray) else rc
         ).cast(pa.int64())
@@ -893,8 +910,9 @@ def metrics_table(
             ("null_value_counts", "null_value_count"),
             ("nan_value_counts", "nan_value_count"),
         ):
-            if source in names:
-                out[f"{prefix}.{fid}"] = map_value_array(column(source), fid).cast(pa.int64())
+            counts = value(source, fid)
+            if counts is not None:
+                out[f"{prefix}.{fid}"] = counts.cast(pa.int64())
         if field is None or not isinstance(field.field_type, PrimitiveType):
             continue
         try:
@@ -902,9 +920,9 @@ def metrics_table(
         except ValidationError:
             continue
         for source, prefix in (("lower_bounds", "lower_bound"), ("upper_bounds", "upper_bound")):
-            if source in names:
-                raw = map_value_array(column(source), fid)
+            raw = value(source, fid)
+            if raw is not None:
                 out[f"{prefix}.{fid}"] = decode_bound_array(field.field_type, raw)
     if not out:
-        return pa.table({"record_count": pa.nulls(data_files.num_rows, pa.int64())})
+        return pa.table({"record_count": pa.nulls(num_rows, pa.int64())})
     return pa.table(out)

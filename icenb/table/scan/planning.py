@@ -27,6 +27,7 @@ deletes); a spec whose projection or partition columns cannot be resolved is not
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
@@ -37,9 +38,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.errors import IcebergError, NoSuchSnapshot, ValidationError
+from icenb.io.compact_manifest import (
+    CompactManifest,
+    DecodedGroup,
+    concat_metrics,
+    decode_data_manifests,
+    finish_data_manifests,
+    restore_metrics,
+    runs,
+)
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
     ManifestCache,
+    concat_entry_tables,
     read_manifest_entries,
     read_manifest_list_table,
 )
@@ -56,6 +67,7 @@ from icenb.spec.manifest import (
     DataFile,
     FileScanTask,
     ManifestContent,
+    ManifestFile,
     manifest_files_from_arrow,
 )
 from icenb.spec.partition_spec import PartitionSpec
@@ -66,8 +78,11 @@ from icenb.spec.types import NestedField, StructType, UnknownType
 from icenb.table.scan.delete_index import match_deletes, partition_keys
 from icenb.table.scan.pruning import (
     Projections,
+    compact_metrics_mask,
     manifest_mask,
+    partition_mask,
     select_files,
+    select_rows,
     struct_array,
     struct_column,
     take_rows,
@@ -285,15 +300,13 @@ def plan_files(
     data_manifests = [m for m in chosen if m.content == ManifestContent.DATA]
     delete_manifests = [m for m in chosen if m.content != ManifestContent.DATA]
     stats = column_stats or not isinstance(bound, AlwaysTrue)
-    data_entries = read_manifest_entries(
-        io, data_manifests, metadata.format_version, cache=cache,
-        columns=_PLANNING_COLUMNS + (_STATS_COLUMNS if stats else ()))
     delete_entries = read_manifest_entries(
         io, delete_manifests, metadata.format_version, cache=cache,
         columns=_PLANNING_COLUMNS + _STATS_COLUMNS)
 
-    # 2. files: masks over all entries (chunked columns, no copy of the entry structs)
-    selected, data_considered = select_files(data_entries, True, projections, schema, bound)
+    # 2. files: data manifests streamed in groups, delete files masked over all entries
+    selected, data_considered = _select_data_files(io, data_manifests, cache, projections,
+                                                   schema, bound, stats)
     selected_deletes, deletes_considered = select_files(delete_entries, False, projections,
                                                          schema, AlwaysTrue())
 
@@ -304,6 +317,91 @@ def plan_files(
         matched, manifests_total=manifest_list.num_rows, manifests_read=len(chosen),
         files_considered=data_considered, delete_files_considered=deletes_considered,
     )
+
+
+#: Stored bytes of data manifests decoded and pruned at a time: a plan holds the compact
+#: selected entries plus about two groups of decoded manifests (the next group decodes while
+#: this one is pruned), whatever the table's size.
+PLAN_GROUP_BYTES = 4 << 20
+
+
+def _groups(manifests: Sequence[ManifestFile]) -> list[list[ManifestFile]]:
+    out: list[list[ManifestFile]] = []
+    group: list[ManifestFile] = []
+    size = 0
+    for m in manifests:
+        group.append(m)
+        size += max(m.manifest_length or 0, 0)
+        if size >= PLAN_GROUP_BYTES:
+            out.append(group)
+            group, size = [], 0
+    if group:
+        out.append(group)
+    return out
+
+
+def _select_data_files(io: FileIO, manifests: Sequence[ManifestFile],
+                       cache: ManifestCache | None, projections: Projections, schema: Schema,
+                       bound: Expression, stats: bool) -> tuple[pa.Table, int]:
+    """The live data files of ``manifests`` that may match (spec: Scan Planning, steps 2), and
+    how many live ones there were. Manifests are decoded group by group into their compact
+    form (:mod:`icenb.io.compact_manifest`, cached), the next group decoding in a thread
+    while this one is pruned; only the selected entries are kept, with their metric maps
+    only when ``stats``."""
+    if not manifests:
+        return read_manifest_entries(io, [], 2), 0
+    columns = _PLANNING_COLUMNS + (_STATS_COLUMNS if stats else ())
+    groups = _groups(manifests)
+
+    def load(group: list[ManifestFile]) -> DecodedGroup:
+        return decode_data_manifests(io, group, columns, stats, cache)
+
+    parts: list[pa.Table] = []
+    considered = 0
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending: Future[DecodedGroup] | None = pool.submit(load, groups[0])
+        for i in range(len(groups)):
+            assert pending is not None
+            decoded = pending.result()
+            pending = pool.submit(load, groups[i + 1]) if i + 1 < len(groups) else None
+            compacts = finish_data_manifests(decoded, stats, cache)
+            del decoded
+            part, n = _select_compact(compacts, projections, schema, bound, stats)
+            considered += n
+            if part.num_rows or not parts:
+                parts.append(part)
+            del compacts
+    return concat_entry_tables(parts), considered
+
+
+def _select_compact(compacts: Sequence[CompactManifest], projections: Projections,
+                    schema: Schema, bound: Expression, stats: bool) -> tuple[pa.Table, int]:
+    """The entries of some compact manifests that may match, and how many there were."""
+    parts = runs(compacts)
+    entries = parts[0][0] if len(parts) == 1 else concat_entry_tables([e for e, _ in parts])
+    n = entries.num_rows
+    if n == 0:
+        return entries, 0
+    keep = partition_mask(entries, projections)
+    metrics = [m for _, m in parts]
+    if keep.any():
+        keep &= compact_metrics_mask(entries, metrics, keep, schema, bound)
+    selected = select_rows(entries, keep)
+    if stats and selected.num_rows:
+        chosen = []
+        start = 0
+        for t in metrics:
+            part = keep[start:start + t.num_rows]
+            start += t.num_rows
+            if part.all():
+                chosen.append(t)
+            elif part.any():
+                chosen.append(t.filter(pa.array(part, pa.bool_())))
+        names = sorted({name for t in chosen for name in t.column_names})
+        wide = pa.table(concat_metrics(chosen, names)) if names else \
+            pa.table({"_": pa.nulls(selected.num_rows)}).select([])
+        selected = restore_metrics(selected, wide, compacts[0].data_file_type)
+    return selected, n
 
 
 # --------------------------------------------------------------------------- tasks

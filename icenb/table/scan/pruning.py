@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from icenb.errors import IcebergError
 from icenb.io.avro import FIELD_ID_KEY
+from icenb.io.compact_manifest import concat_metrics, metric_column
 from icenb.spec.evaluators import evaluate_arrow
 from icenb.spec.expressions import (
     AlwaysFalse,
@@ -30,14 +31,19 @@ from icenb.spec.manifest import (
     avro_field_name,
 )
 from icenb.spec.manifest_evaluator import evaluate_manifests_arrow, summaries_table
-from icenb.spec.metrics_evaluator import evaluate_inclusive_arrow, metrics_table
+from icenb.spec.metrics_evaluator import (
+    evaluate_inclusive_arrow,
+    metrics_table,
+    metrics_table_of,
+)
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.projection import project_inclusive_bound
 from icenb.spec.schema import Schema
 from icenb.spec.types import StructType
 
-__all__ = ["Projections", "manifest_mask", "partition_children", "select_files",
-           "struct_array", "struct_column", "take_rows"]
+__all__ = ["Projections", "compact_metrics_mask", "manifest_mask", "partition_children",
+           "partition_mask", "select_files", "select_rows", "struct_array", "struct_column",
+           "take_rows"]
 
 _METRIC_COLUMNS = ("record_count", "value_counts", "null_value_counts", "nan_value_counts",
                    "lower_bounds", "upper_bounds")
@@ -56,10 +62,10 @@ def select_files(entries: pa.Table, data: bool, projections: Projections, schema
     content = pc.struct_field(entries.column("data_file"), "content")
     is_data = _bools(pc.equal(content, pa.scalar(int(FileContent.DATA), pa.int32())))
     live &= is_data if data else ~is_data
-    keep = live & _partition_mask(entries, projections)
+    keep = live & partition_mask(entries, projections)
     if data:
         keep &= _metrics_mask(entries, keep, schema, bound)
-    return _select(entries, keep), int(live.sum())
+    return select_rows(entries, keep), int(live.sum())
 
 
 def _bools(mask: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, Any]:
@@ -83,7 +89,7 @@ def take_rows(entries: pa.Table, rows: np.ndarray[Any, Any]) -> pa.Table:
     return entries.take(pa.array(rows, pa.int64()))
 
 
-def _select(entries: pa.Table, mask: np.ndarray[Any, Any]) -> pa.Table:
+def select_rows(entries: pa.Table, mask: np.ndarray[Any, Any]) -> pa.Table:
     """The rows of ``entries`` where mask is true (the table itself when all are)."""
     if mask.all():
         return entries
@@ -183,7 +189,7 @@ def partition_children(partition: pa.Array, fields: Sequence[tuple[int, str]]
     return out
 
 
-def _partition_mask(entries: pa.Table, projections: Projections) -> np.ndarray[Any, Any]:
+def partition_mask(entries: pa.Table, projections: Projections) -> np.ndarray[Any, Any]:
     """Entries whose partition may match the projected filter of their spec."""
     n = entries.num_rows
     keep = np.ones(n, dtype=bool)
@@ -232,6 +238,39 @@ def _metrics_mask(entries: pa.Table, candidates: np.ndarray[Any, Any], schema: S
     if len(rows) < n:
         files = files.take(pa.array(rows, pa.int64()))
     stats = metrics_table(files, schema, referenced_field_ids(bound))
+    mask = evaluate_inclusive_arrow(bound, stats)
+    keep[rows] = np.asarray(pc.fill_null(mask, True).to_numpy(zero_copy_only=False), dtype=bool)
+    return keep
+
+
+def compact_metrics_mask(entries: pa.Table, metrics: Sequence[pa.Table],
+                         candidates: np.ndarray[Any, Any], schema: Schema,
+                         bound: Expression) -> np.ndarray[Any, Any]:
+    """:func:`_metrics_mask` on compact manifests (:mod:`icenb.io.compact_manifest`):
+    ``metrics`` are their metric columns, in the order of ``entries``' rows; only the columns
+    of the fields the filter references are read."""
+    n = entries.num_rows
+    keep = np.ones(n, dtype=bool)
+    rows = np.flatnonzero(candidates)
+    if len(rows) == 0 or isinstance(bound, AlwaysTrue):
+        return keep
+    fids = sorted(referenced_field_ids(bound))
+    wanted = [metric_column(name, fid) for fid in fids for name in
+              ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds",
+               "upper_bounds")]
+    columns = concat_metrics(metrics, wanted)
+    take = None if len(rows) == n else pa.array(rows, pa.int64())
+    record_count = struct_column(entries, "record_count")
+    if take is not None:
+        record_count = record_count.take(take)
+
+    def value(name: str, fid: int) -> pa.Array | None:
+        col = columns.get(metric_column(name, fid))
+        if col is None:
+            return None
+        return col if take is None else col.take(take)
+
+    stats = metrics_table_of(record_count, value, schema, fids, len(rows))
     mask = evaluate_inclusive_arrow(bound, stats)
     keep[rows] = np.asarray(pc.fill_null(mask, True).to_numpy(zero_copy_only=False), dtype=bool)
     return keep
