@@ -61,6 +61,7 @@ reprs read nothing.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -624,19 +625,15 @@ class Changelog:
 
 
 def _to_spark(changes: Changelog, spark: Any) -> Any:
-    """A DataFrame of the changes: through the engine's ``arrow_dataframe`` when it has one,
-    else in the session and with the Spark types of the end state's read (the data columns as
-    ``Scan.to_spark`` types them), the changelog columns added."""
-    plane = engine()
-    make = getattr(plane, "arrow_dataframe", None)
-    if make is not None:
-        return make(changes.to_arrow(), changes.schema, spark)
+    """A DataFrame of the changes, in the session icenb reads the end state with and with the
+    Spark types that read gives the data columns (``Scan.to_spark``: the data plane's own type
+    mapping), the changelog columns added; the rows are handed over as Arrow."""
     scan = changes._end_scan
     if scan is None:
         raise IcebergError("this changelog has no end state to take Spark types from")
     from pyspark.sql import types as st  # lazily: table/ never imports pyspark when imported
 
-    base = plane.read_scan(scan, spark)
+    base = engine().read_scan(scan, spark)  # lazy: defines a DataFrame, reads nothing
     session = base.sparkSession
     data_fields = list(base.schema.fields)
     extra = {CHANGE_TYPE.name: st.StructField(CHANGE_TYPE.name, st.StringType(), False),
@@ -650,25 +647,18 @@ def _to_spark(changes: Changelog, spark: Any) -> Any:
 
 
 def _spark_ready(rows: pa.Table, fields: Sequence[Any]) -> pa.Table:
-    """``rows`` with the values Spark's Arrow conversion cannot cast itself turned into the
-    text Spark shows for them (uuid and time are strings in icenb's Spark reads)."""
+    """``rows`` with the top-level values Spark's Arrow conversion cannot cast itself in the
+    text icenb's Spark reads show (uuid and time columns are strings there)."""
     out = []
     for column, field in zip(rows.columns, fields, strict=True):
-        if type(field.dataType).__name__ == "StringType" and not (
-                pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-            if pa.types.is_fixed_size_binary(column.type):
-                column = pa.array([None if v is None else str(_uuid(v))
+        if type(field.dataType).__name__ == "StringType" and not pa.types.is_string(column.type):
+            if pa.types.is_fixed_size_binary(column.type):  # uuid: a rare type, a few rows
+                column = pa.array([None if v is None else str(uuid.UUID(bytes=v))
                                    for v in column.to_pylist()], pa.string())
-            else:
+            else:  # time: HH:MM:SS.ffffff
                 column = column.cast(pa.string())
         out.append(column)
     return pa.Table.from_arrays(out, names=rows.column_names)
-
-
-def _uuid(value: bytes) -> Any:
-    import uuid
-
-    return uuid.UUID(bytes=bytes(value))
 
 
 # --------------------------------------------------------------------------- Table.changes
