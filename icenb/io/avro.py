@@ -197,9 +197,24 @@ def _snappy(payload: bytes) -> bytes:
     return out
 
 
+def _inflate_function() -> Callable[[bytes], bytes]:
+    """Raw deflate (RFC 1951; Avro's ``deflate`` codec): ISA-L's inflate when ``isal`` is
+    installed (~3x zlib's speed on manifests; it releases the GIL too), else zlib's."""
+    try:
+        from isal import isal_zlib
+    except ImportError:
+        return lambda b: zlib.decompress(b, -15)
+
+    def inflate(b: bytes) -> bytes:
+        out: bytes = isal_zlib.decompress(b, -15)
+        return out
+
+    return inflate
+
+
 _CODECS: dict[str, Callable[[bytes], bytes]] = {
     "null": lambda b: b,
-    "deflate": lambda b: zlib.decompress(b, -15),
+    "deflate": _inflate_function(),
     "bzip2": bz2.decompress,
     "xz": lzma.decompress,
     "zstandard": _zstd,

@@ -183,3 +183,18 @@ def test_compact_entries_hold_what_decoding_gives(java_tables: JavaTables) -> No
     assert sum(c.num_rows for c in compacts) == pc.sum(pc.and_(
         pc.not_equal(whole.column("status"), 2),
         pc.equal(pc.struct_field(whole.column("data_file"), "content"), 0))).as_py()
+
+
+def test_deflate_blocks_inflate_alike_with_and_without_isal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import zlib
+
+    from icenb.io import avro
+
+    data = bytes(range(256)) * 300 + b"manifest" * 5000
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    blob = c.compress(data) + c.flush()
+    assert avro._inflate_function()(blob) == data
+    monkeypatch.setitem(sys.modules, "isal", None)  # not installed: zlib
+    assert avro._inflate_function()(blob) == data

@@ -14,7 +14,8 @@ Times are ``System.nanoTime`` around the call in the JVM plus one Py4J round tri
 ``id_eq`` (on column ``id``); none means ``alwaysTrue``.
 
 One JSON document goes to stdout: {"java": "<Iceberg version> on Java <version>", "files": N,
-"wall_s": [cold, warm...], "call_overhead_s"}. Failures exit non-zero, the Java error on stderr.
+"wall_s": [cold, warm...], "call_overhead_s", "jvm_peak_rss_mb"}. Failures exit non-zero, the
+Java error on stderr.
 """
 
 from __future__ import annotations
@@ -85,7 +86,20 @@ def time_plans(metadata: str, runs: int, spec: dict[str, int]) -> dict[str, Any]
         overhead.append((system.nanoTime() - t0) / 1e9)
     version = str(jvm.org.apache.iceberg.IcebergBuild.fullVersion()).split(" (")[0]
     return {"java": f"{version} on Java {system.getProperty('java.version')}",
-            "files": files, "wall_s": wall, "call_overhead_s": statistics.median(overhead)}
+            "files": files, "wall_s": wall, "call_overhead_s": statistics.median(overhead),
+            "jvm_peak_rss_mb": _peak_rss_mb(int(jvm.java.lang.ProcessHandle.current().pid()))}
+
+
+def _peak_rss_mb(pid: int) -> float | None:
+    """The JVM's peak resident set (``VmHWM``), None where /proc does not tell."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
 
 
 def main(argv: list[str]) -> int:
