@@ -62,8 +62,9 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -92,6 +93,7 @@ from icenb.spec.snapshot import Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.engine import engine
 from icenb.table.explore.diff import entry_keys
+from icenb.table.explore.row_match import cancel_equal_rows, split_codes
 from icenb.table.scan.planning import ScanPlan, plan_files
 from icenb.table.scan.pruning import struct_column
 from icenb.table.scan.read import NameMapping, read_task
@@ -101,7 +103,7 @@ if TYPE_CHECKING:  # same layer; only for annotations
     from icenb.table.table import Table
 
 __all__ = ["CHANGE_TYPES", "DELETE", "INSERT", "UPDATE_AFTER", "UPDATE_BEFORE", "Changelog",
-           "changed_rows", "net_rows", "row_codes", "table_changes"]
+           "changed_rows", "net_rows", "table_changes"]
 
 INSERT = "INSERT"
 DELETE = "DELETE"
@@ -115,135 +117,26 @@ _TYPE_INDEX = {name: i for i, name in enumerate(CHANGE_TYPES)}
 MAX_WORKERS = min(8, os.cpu_count() or 1)
 
 
-# --------------------------------------------------------------------------- row codes
-
-
-def _column_codes(arr: pa.Array | pa.ChunkedArray) -> list[np.ndarray[Any, Any]]:
-    """Dense int64 codes (equal values <-> equal codes; null its own code) of one column,
-    as one array or, for a struct, one per leaf and one for the struct's validity."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], arr.type)
-    t = arr.type
-    n = len(arr)
-    if isinstance(t, pa.ExtensionType):
-        return _column_codes(arr.storage)
-    if pa.types.is_dictionary(t):
-        return _column_codes(arr.cast(t.value_type))
-    if pa.types.is_struct(t):
-        valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.int64)
-        out = [valid]
-        for i in range(t.num_fields):
-            child = pc.struct_field(arr, [i])
-            out += [np.where(valid == 1, c + 1, 0) for c in _column_codes(child)]
-        return out
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t) or \
-            pa.types.is_fixed_size_list(t):
-        return [_sequence_codes(arr)]
-    if n == 0:
-        return [np.zeros(0, np.int64)]
-    encoded = pc.dictionary_encode(arr, null_encoding="mask")
-    indices = pc.fill_null(encoded.indices.cast(pa.int64()), -1)
-    return [np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64) + 1]
-
-
-def _sequence_codes(arr: pa.Array) -> np.ndarray[Any, Any]:
-    """Codes of a list or map column: each row's element codes as bytes, dictionary-encoded."""
-    n = len(arr)
-    if n == 0:
-        return np.zeros(0, np.int64)
-    if pa.types.is_fixed_size_list(arr.type):
-        arr = arr.cast(pa.list_(arr.type.value_field))
-    if arr.offset or arr.null_count:  # plain offsets from 0; nulls told apart below
-        arr = pa.concat_arrays([arr])
-    offsets = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
-    lo, hi = int(offsets[0]), int(offsets[-1])
-    if pa.types.is_map(arr.type):
-        assert isinstance(arr, pa.MapArray)
-        parts = _column_codes(arr.keys.slice(lo, hi - lo)) + \
-            _column_codes(arr.items.slice(lo, hi - lo))
-    else:
-        parts = _column_codes(arr.values.slice(lo, hi - lo))
-    element = _combine(parts, hi - lo)
-    data = pa.py_buffer(np.ascontiguousarray(element, dtype="<i8").tobytes())
-    byte_offsets = pa.py_buffer(((offsets - lo) * 8).astype(np.int64).tobytes())
-    rows = pa.Array.from_buffers(pa.large_binary(), n, [None, byte_offsets, data])
-    codes = np.asarray(pc.dictionary_encode(rows).indices.to_numpy(zero_copy_only=False),
-                       dtype=np.int64) + 1
-    if arr.null_count:
-        codes = np.where(np.asarray(arr.is_valid().to_numpy(zero_copy_only=False)), codes, 0)
-    return codes
-
-
-def _dense(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Dense codes 0..k-1 of int64 values (hash-based, first-appearance order)."""
-    if values.size == 0:
-        return values.astype(np.int64)
-    encoded = pc.dictionary_encode(pa.array(values, pa.int64()))
-    return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
-def _combine(parts: Sequence[np.ndarray[Any, Any]], n: int) -> np.ndarray[Any, Any]:
-    """One dense code per row for several code columns (equal tuples <-> equal codes)."""
-    if not parts:
-        return np.zeros(n, np.int64)
-    acc = _dense(parts[0])
-    for part in parts[1:]:
-        width = int(part.max()) + 1 if part.size else 1
-        acc = _dense(acc * width + part)
-    return acc
-
-
-def row_codes(table: pa.Table) -> np.ndarray[Any, Any]:
-    """One int64 per row: equal rows (every column; nulls equal nulls, NaN equals NaN) get
-    equal codes, different rows different ones. Columnar (Arrow hashing); nested types too."""
-    parts: list[np.ndarray[Any, Any]] = []
-    for column in table.columns:
-        parts += _column_codes(column)
-    return _combine(parts, table.num_rows)
-
-
-def _occurrence(codes: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """For each row, how many earlier rows have its code (0 for the first of each code)."""
-    n = codes.size
-    if n == 0:
-        return codes
-    order = np.argsort(codes, kind="stable")
-    ordered = codes[order]
-    starts = np.empty(n, dtype=bool)
-    starts[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
-    idx = np.arange(n, dtype=np.int64)
-    first = np.maximum.accumulate(np.where(starts, idx, 0))
-    out = np.empty(n, dtype=np.int64)
-    out[order] = idx - first
-    return out
-
-
-def _cancel(left: np.ndarray[Any, Any], right: np.ndarray[Any, Any]
-            ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Which rows of each side survive cancelling equal codes one for one (multiset
-    difference both ways): (keep left, keep right)."""
-    if left.size == 0 or right.size == 0:
-        return np.ones(left.size, bool), np.ones(right.size, bool)
-    k = int(max(left.max(), right.max())) + 1
-    count_left = np.bincount(left, minlength=k)
-    count_right = np.bincount(right, minlength=k)
-    return (_occurrence(left) >= count_right[left], _occurrence(right) >= count_left[right])
-
-
-def _split_codes(deleted: pa.Table, inserted: pa.Table
-                 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Row codes of two tables of one schema, in one code space."""
-    codes = row_codes(pa.concat_tables([deleted, inserted]))
-    return codes[:deleted.num_rows], codes[deleted.num_rows:]
+# --------------------------------------------------------------------------- netting
 
 
 def net_rows(deleted: pa.Table, inserted: pa.Table) -> tuple[pa.Table, pa.Table]:
     """(rows removed, rows added): ``deleted`` and ``inserted`` less the rows they share, one
     for one (a multiset difference both ways, over every column)."""
-    d, i = _split_codes(deleted, inserted)
-    keep_d, keep_i = _cancel(d, i)
+    keep_d, keep_i = cancel_equal_rows(deleted, inserted)
     return _filtered(deleted, keep_d), _filtered(inserted, keep_i)
+
+
+def _carry_overs(columns: Sequence[str] | None) -> Reduce:
+    """Drop the rows a DELETE and an INSERT share, compared on ``columns`` (None: all)."""
+    def reduce(deleted: pa.Table, inserted: pa.Table) -> tuple[pa.Table, pa.Table]:
+        if columns is None:
+            return net_rows(deleted, inserted)
+        keep_d, keep_i = cancel_equal_rows(deleted.select(list(columns)),
+                                           inserted.select(list(columns)))
+        return _filtered(deleted, keep_d), _filtered(inserted, keep_i)
+
+    return reduce
 
 
 def _filtered(table: pa.Table, keep: np.ndarray[Any, Any]) -> pa.Table:
@@ -365,46 +258,100 @@ def _flags(column: pa.ChunkedArray) -> np.ndarray[Any, Any]:
     return np.asarray(pc.fill_null(column, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
+#: What reading keeps of a group of files: ``reduce(deleted, inserted)`` (e.g. without the
+#: rows both hold).
+Reduce = Callable[[pa.Table, pa.Table], tuple[pa.Table, pa.Table]]
+
+
+def _match_groups(step_work: Sequence[_FileWork], schema: Schema) -> list[Any]:
+    """A key per file of one step such that equal rows can only come from files with equal
+    keys: the (spec, partition) when every file has one spec whose source columns are all
+    read (a partition value is a function of the row), else one key for all."""
+    tasks = [w.after if w.after is not None else w.before for w in step_work]
+    specs = {t.spec.spec_id for t in tasks if t is not None}
+    read_ids = set(schema.field_ids())
+    if len(specs) != 1:
+        return [None] * len(step_work)
+    spec = next(t.spec for t in tasks if t is not None)
+    if not all(sid in read_ids for pf in spec.fields for sid in pf.source_ids):
+        return [None] * len(step_work)
+    return [None if t is None else repr(tuple(t.data_file.partition)) for t in tasks]
+
+
 def changed_rows(io: FileIO, metadata: TableMetadata,
                  steps: Sequence[tuple[int | None, int | None]], schema: Schema, *,
-                 with_row_ids: bool = False) -> list[tuple[pa.Table, pa.Table]]:
+                 with_row_ids: bool = False, reduce: Reduce | None = None
+                 ) -> list[tuple[pa.Table, pa.Table]]:
     """For each (before, after) pair of snapshot ids (None: the empty table), the rows whose
     liveness differs: (rows live before and not after, rows live after and not before), read
-    with ``schema`` (and ``_row_id`` last when ``with_row_ids``). Both states are planned with
-    ``schema``; the data files are read in a thread pool, each file once per pair."""
+    with ``schema`` (and ``_row_id`` last when ``with_row_ids``).
+
+    Both states are planned with ``schema``; the data files are read in a thread pool, each
+    once per pair, a bounded window of files ahead. Files whose rows can be equal (one
+    partition of one spec, see :func:`_match_groups`) are read together, and ``reduce`` runs on
+    each such group as soon as it is read: only what it keeps is held."""
     from icenb.table.scan import Scan
 
     read_schema = Schema(*schema.fields, ROW_ID) if with_row_ids else schema
     empty = to_arrow_schema(read_schema).empty_table()
     plans = _Plans(io, metadata, schema)
     work: list[_FileWork] = []
+    groups: list[tuple[int, Any]] = []
     for step, (before, after) in enumerate(steps):
-        work += _file_work(step, plans(before), plans(after))
+        step_work = _file_work(step, plans(before), plans(after))
+        keys = _match_groups(step_work, schema)
+        ordered = sorted(range(len(step_work)), key=lambda j: (keys[j] is None, keys[j] or ""))
+        work += [step_work[j] for j in ordered]
+        groups += [(step, keys[j]) for j in ordered]
     name_mapping = Scan(io, metadata, None, schema).name_mapping
     deleted: list[list[pa.Table]] = [[] for _ in steps]
     inserted: list[list[pa.Table]] = [[] for _ in steps]
-    with progress(READING_DATA_FILES, total=len(work)) as shown:
-        def read(item: _FileWork) -> tuple[pa.Table | None, pa.Table | None]:
-            return _read_work(io, item, read_schema, name_mapping)
+    held: tuple[list[pa.Table], list[pa.Table]] = ([], [])
 
-        if len(work) > 1 and MAX_WORKERS > 1:
-            with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(work))) as pool:
-                results = list(_advancing(pool.map(read, work), shown))
-        else:
-            results = list(_advancing(map(read, work), shown))
-    for item, (d, i) in zip(work, results, strict=True):
-        if d is not None and d.num_rows:
-            deleted[item.step].append(d)
-        if i is not None and i.num_rows:
-            inserted[item.step].append(i)
+    def flush(step: int) -> None:
+        d = pa.concat_tables(held[0]) if held[0] else empty
+        i = pa.concat_tables(held[1]) if held[1] else empty
+        if reduce is not None and d.num_rows and i.num_rows:
+            d, i = reduce(d, i)
+        if d.num_rows:
+            deleted[step].append(d)
+        if i.num_rows:
+            inserted[step].append(i)
+        held[0].clear()
+        held[1].clear()
+
+    def read(item: _FileWork) -> tuple[pa.Table | None, pa.Table | None]:
+        return _read_work(io, item, read_schema, name_mapping)
+
+    with progress(READING_DATA_FILES, total=len(work)) as shown:
+        for n, (d, i) in enumerate(_in_order(read, work)):
+            shown.advance()
+            if d is not None and d.num_rows:
+                held[0].append(d)
+            if i is not None and i.num_rows:
+                held[1].append(i)
+            if n + 1 == len(work) or groups[n + 1] != groups[n]:
+                flush(groups[n][0])
     return [(pa.concat_tables(d) if d else empty, pa.concat_tables(i) if i else empty)
             for d, i in zip(deleted, inserted, strict=True)]
 
 
-def _advancing(results: Any, shown: Any) -> Any:
-    for result in results:
-        shown.advance()
-        yield result
+def _in_order(read: Callable[[_FileWork], Any], work: Sequence[_FileWork]) -> Iterator[Any]:
+    """``read`` of each item, in order, in a thread pool reading at most a window of items
+    ahead of the one consumed (so unconsumed results stay few)."""
+    if len(work) < 2 or MAX_WORKERS < 2:
+        yield from map(read, work)
+        return
+    window = 2 * MAX_WORKERS
+    with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(work))) as pool:
+        pending: deque[Future[Any]] = deque(pool.submit(read, w) for w in work[:window])
+        ahead = iter(work[window:])
+        while pending:
+            result = pending.popleft().result()
+            following = next(ahead, None)
+            if following is not None:
+                pending.append(pool.submit(read, following))
+            yield result
 
 
 # --------------------------------------------------------------------------- pairing
@@ -412,7 +359,7 @@ def _advancing(results: Any, shown: Any) -> Any:
 
 def _key_codes(deleted: pa.Table, inserted: pa.Table, columns: Sequence[str]
                ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    return _split_codes(deleted.select(list(columns)), inserted.select(list(columns)))
+    return split_codes(deleted.select(list(columns)), inserted.select(list(columns)))
 
 
 def _pairs(kd: np.ndarray[Any, Any], ki: np.ndarray[Any, Any],
@@ -461,39 +408,48 @@ class _Step:
 def _pair_step(deleted: pa.Table, inserted: pa.Table, data_columns: Sequence[str],
                identifier_columns: Sequence[str] | None, by_row_id: bool,
                snapshot_id: int) -> _Step:
-    """Cancel carry-overs and pair updates within one snapshot (see the module docstring)."""
+    """Cancel carry-overs and pair updates within one snapshot (see the module docstring).
+    The carry-overs (most rows of a copy-on-write rewrite) are cancelled over all rows; keys
+    are compared among the rows left."""
     nd, ni = deleted.num_rows, inserted.num_rows
     keep_d = np.ones(nd, bool)
     keep_i = np.ones(ni, bool)
     before = np.zeros(0, np.int64)
     after = np.zeros(0, np.int64)
     if nd and ni:
-        dc, ic = _key_codes(deleted, inserted, data_columns)
+        data = list(data_columns)
         if by_row_id:
-            # same row id and values: carry-overs; then updates by row id; then carry-overs
+            # same values and row id: carry-overs; then updates by row id; then carry-overs
             # that lost their row id (values only)
-            rd, ri = _key_codes(deleted, inserted, [ROW_ID.name])
-            both = _combine([np.concatenate([dc, ic]), np.concatenate([rd, ri])], nd + ni)
-            keep_d, keep_i = _cancel(both[:nd], both[nd:])
-            valid_d = keep_d & _flags(pc.is_valid(deleted.column(ROW_ID.name)))
-            valid_i = keep_i & _flags(pc.is_valid(inserted.column(ROW_ID.name)))
-            before, after = _pairs(rd, ri, valid_d, valid_i, unique_inserts=True)
+            keep_d, keep_i = cancel_equal_rows(deleted, inserted)
+            rows_d, rows_i = np.flatnonzero(keep_d), np.flatnonzero(keep_i)
+            left_d, left_i = _taken(deleted, rows_d), _taken(inserted, rows_i)
+            rd, ri = _key_codes(left_d, left_i, [ROW_ID.name])
+            b, a = _pairs(rd, ri, _flags(pc.is_valid(left_d.column(ROW_ID.name))),
+                          _flags(pc.is_valid(left_i.column(ROW_ID.name))), unique_inserts=True)
+            before, after = rows_d[b], rows_i[a]
             keep_d[before] = False
             keep_i[after] = False
-            rest_d, rest_i = _cancel(dc[keep_d], ic[keep_i])
-            keep_d[np.flatnonzero(keep_d)[~rest_d]] = False
-            keep_i[np.flatnonzero(keep_i)[~rest_i]] = False
+            rest_d, rest_i = np.flatnonzero(keep_d), np.flatnonzero(keep_i)
+            kd, ki = cancel_equal_rows(_taken(deleted.select(data), rest_d),
+                                       _taken(inserted.select(data), rest_i))
+            keep_d[rest_d[~kd]] = False
+            keep_i[rest_i[~ki]] = False
         else:
-            keep_d, keep_i = _cancel(dc, ic)
+            keep_d, keep_i = cancel_equal_rows(deleted.select(data), inserted.select(data))
             if identifier_columns:
-                kd, ki = _key_codes(deleted, inserted, identifier_columns)
-                dup = _duplicate_key(deleted, kd, keep_d, identifier_columns)
+                rows_d, rows_i = np.flatnonzero(keep_d), np.flatnonzero(keep_i)
+                left_d, left_i = _taken(deleted, rows_d), _taken(inserted, rows_i)
+                kd, ki = _key_codes(left_d, left_i, identifier_columns)
+                all_d, all_i = np.ones(rows_d.size, bool), np.ones(rows_i.size, bool)
+                dup = _duplicate_key(left_d, kd, all_d, identifier_columns)
                 if dup is not None:
                     raise ValidationError(
                         f"cannot pair updates: snapshot {snapshot_id} deleted several rows "
                         "with these identifier values (as Java's create_changelog_view, "
                         "icenb needs them unique)", field="identifier_columns", value=dup)
-                before, after = _pairs(kd, ki, keep_d, keep_i, unique_inserts=False)
+                b, a = _pairs(kd, ki, all_d, all_i, unique_inserts=False)
+                before, after = rows_d[b], rows_i[a]
                 keep_d[before] = False
                 keep_i[after] = False
     rows_d = np.flatnonzero(keep_d)
@@ -508,6 +464,10 @@ def _pair_step(deleted: pa.Table, inserted: pa.Table, data_columns: Sequence[str
                 before.size),
         np.full(rows_i.size, _TYPE_INDEX[INSERT], np.int8)])
     return _Step(pa.concat_tables([deleted, inserted]), order, types)
+
+
+def _taken(table: pa.Table, rows: np.ndarray[Any, Any]) -> pa.Table:
+    return table.take(pa.array(rows, pa.int64()))
 
 
 # --------------------------------------------------------------------------- the changelog
@@ -750,9 +710,10 @@ def table_changes(table: Table, start: int | str | datetime | None,
     chain = _range(md, start_snap, end_snap, start, "main" if end is None else end)
     kept = [s for s in chain if s.operation != Operation.REPLACE]
     with progress(READING_TABLE):
-        steps = changed_rows(table.io, md, [(s.parent_snapshot_id, s.snapshot_id)
-                                            for s in kept], schema, with_row_ids=with_row_ids)
         data_columns = [f.name for f in schema.fields]
+        steps = changed_rows(table.io, md, [(s.parent_snapshot_id, s.snapshot_id)
+                                            for s in kept], schema, with_row_ids=with_row_ids,
+                             reduce=_carry_overs(None if by_row_id else data_columns))
         paired = [_pair_step(d, i, data_columns, ids, by_row_id, s.snapshot_id)
                   for (d, i), s in zip(steps, kept, strict=True)]
         rows = _assemble(paired, kept, schema, with_row_ids)

@@ -194,8 +194,9 @@ class SnapshotDiff:
 
         schema = self.metadata.schema_for_snapshot(self.b.snapshot_id)
         [(deleted, inserted)] = changed_rows(self.io, self.metadata,
-                                             [(self.a.snapshot_id, self.b.snapshot_id)], schema)
-        return net_rows(deleted, inserted)
+                                             [(self.a.snapshot_id, self.b.snapshot_id)], schema,
+                                             reduce=net_rows)
+        return deleted, inserted
 
     def __repr__(self) -> str:
         return (f"SnapshotDiff({self.a.snapshot_id} -> {self.b.snapshot_id}: "

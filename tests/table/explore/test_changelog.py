@@ -25,14 +25,13 @@ import icenb
 from icenb.errors import NoSuchSnapshot, ValidationError
 from icenb.spec.schema import Schema
 from icenb.table import Table
+from icenb.table.explore import row_match
 from icenb.table.explore.changelog import (
     DELETE,
     INSERT,
     UPDATE_AFTER,
     UPDATE_BEFORE,
     Changelog,
-    net_rows,
-    row_codes,
 )
 from icenb.table.scan import Scan
 
@@ -150,44 +149,6 @@ def check_diff(t: Table, a: int, b: int) -> None:
 def by_type(cl: Changelog, *columns: str) -> list[tuple[Any, ...]]:
     return [tuple(r[c] for c in (*columns, "_change_type", "_change_ordinal"))
             for r in cl.to_arrow().to_pylist()]
-
-
-# --------------------------------------------------------------------------- row codes
-
-
-def test_row_codes_tell_rows_apart_by_every_value() -> None:
-    table = pa.table({
-        "i": pa.array([1, 1, 1, None, None, 1], pa.int64()),
-        "f": pa.array([float("nan"), float("nan"), 0.5, None, None, float("nan")]),
-        "st": pa.array([{"a": 1, "b": "x"}, {"a": 1, "b": "x"}, None, {"a": None, "b": None},
-                        {"a": None, "b": None}, {"a": 1, "b": "y"}],
-                       pa.struct([("a", pa.int32()), ("b", pa.string())])),
-        "l": pa.array([[1, 2], [1, 2], [], None, None, [2, 1]], pa.list_(pa.int64())),
-        "m": pa.array([[("k", 1)], [("k", 1)], None, [], None, [("k", 1)]],
-                      pa.map_(pa.string(), pa.int64())),
-        "fx": pa.array([b"ab", b"ab", b"cd", None, None, b"ab"], pa.binary(2)),
-    })
-    codes = row_codes(table)
-    assert codes[0] == codes[1]  # NaN equals NaN, nested values compared by value
-    assert codes[3] != codes[4]  # a null map and an empty one differ
-    assert len(set(codes.tolist())) == 5
-    assert codes[5] != codes[0]  # struct and list contents count
-    # a slice keeps telling the rows it holds apart (and alike)
-    sliced = row_codes(table.slice(1, 5))
-    assert len(set(sliced.tolist())) == 5
-    doubled = row_codes(pa.concat_tables([table.slice(3, 3), table.slice(0, 3)]))
-    assert doubled[3] == doubled[4] and doubled[3] != doubled[0]
-    assert row_codes(table.select([])).tolist() == [0] * 6
-
-
-def test_net_rows_cancels_one_for_one() -> None:
-    a = rows((1, 0, "a"), (1, 0, "a"), (2, 0, "b"), (3, 0, None))
-    b = rows((1, 0, "a"), (3, 0, None), (4, 0, "d"))
-    removed, added = net_rows(a, b)
-    assert removed.to_pylist() == [{"id": 1, "p": 0, "s": "a"}, {"id": 2, "p": 0, "s": "b"}]
-    assert added.to_pylist() == [{"id": 4, "p": 0, "s": "d"}]
-    empty = a.slice(0, 0)
-    assert net_rows(empty, b)[1].num_rows == 3 and net_rows(a, empty)[0].num_rows == 4
 
 
 # --------------------------------------------------------------------------- operations
@@ -448,8 +409,10 @@ def _apply(t: Table, rng: random.Random, next_id: list[int]) -> str:
 
 
 @pytest.mark.parametrize(("version", "seed"), [(1, 1), (2, 2), (2, 3), (3, 4), (3, 5), (4, 6)])
-def test_random_sequences_net_to_the_snapshots_rows(tmp_path: Path, version: int,
-                                                    seed: int) -> None:
+def test_random_sequences_net_to_the_snapshots_rows(tmp_path: Path, version: int, seed: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    if seed % 3 == 0:  # rows cancelled by the large-table path (hashes checked pair by pair)
+        monkeypatch.setattr(row_match, "SMALL", 0)
     rng = random.Random(seed)
     t = make(tmp_path, version, partition_by=["bucket(2, id)"] if seed % 2 else None)
     t.append(span(0, 6))
