@@ -14,7 +14,8 @@ Requests:
   ``start-snapshot-id`` / ``end-snapshot-id`` (start exclusive, end inclusive; null: from the
   first snapshot / to the current one) and, when given, ``identifier_columns`` (then Java
   computes UPDATE_BEFORE / UPDATE_AFTER); returns the view's rows as java_read.py normalizes
-  them: {"columns": [...], "rows": [[...], ...]}. Java refuses some tables (e.g. "Delete files
+  them: {"columns": [...], "rows": [[...], ...]} (with "count_only": true, only {"count": N},
+  for benchmarks). Java refuses some tables (e.g. "Delete files
   are currently not supported in changelog scans"): the result is then {"ok": false, "error"}.
 
 One warehouse per batch: the batch's Spark session keeps the ``hc`` catalog it opened first.
@@ -69,6 +70,10 @@ def _changelog(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
         args.append(f"identifier_columns => array({columns})")
     spark.sql(f"CALL hc.system.create_changelog_view({', '.join(args)})").collect()
     df = spark.table(view)
+    if request.get("count_only"):
+        count = df.count()
+        spark.catalog.dropTempView(view)
+        return {"ok": True, "count": int(count)}
     rows = [[normalize(v) for v in row] for row in df.collect()]
     spark.catalog.dropTempView(view)
     return {"ok": True, "columns": df.columns, "rows": rows}
