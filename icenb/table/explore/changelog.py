@@ -148,6 +148,7 @@ def _filtered(table: pa.Table, keep: np.ndarray[Any, Any]) -> pa.Table:
 # --------------------------------------------------------------------------- reading changes
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _FileWork:
     """One data file whose live rows may differ between two states: its task in the state
@@ -395,6 +396,7 @@ def _duplicate_key(table: pa.Table, codes: np.ndarray[Any, Any], keep: np.ndarra
     return dict(table.select(list(columns)).slice(int(dup[0]), 1).to_pylist()[0])
 
 
+@safe_repr
 @dataclass(frozen=True)
 class _Step:
     """One snapshot's changes: the deleted and inserted tables, and for each change type the
