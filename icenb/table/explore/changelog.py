@@ -6,7 +6,10 @@ Spec: "Scan Planning" (which delete files apply to which data files), "Row Linea
 ``_commit_snapshot_id``).
 
 **Range.** ``start`` exclusive, ``end`` inclusive: the snapshots are ``end``'s ancestors after
-``start``, oldest first, and ``start`` must be an ancestor of ``end``. ``replace`` snapshots
+``start``, oldest first, and ``start`` must be an ancestor of ``end``. No ``start`` (or a time
+before the first snapshot) starts at the table's creation, or, once older snapshots have
+expired, after the oldest ancestor left (the files only expired snapshots held may be deleted:
+what that ancestor changed cannot be read). ``replace`` snapshots
 (compactions: "files were added and removed without changing table data") are skipped and take
 no ordinal, as in Java; ``_change_ordinal`` is a snapshot's position among the others.
 
@@ -666,8 +669,11 @@ def _identifiers(columns: str | Sequence[str] | None, schema: Schema
 
 
 def _range(metadata: TableMetadata, start: Snapshot | None, end: Snapshot,
-           start_label: Any, end_label: Any) -> list[Snapshot]:
-    """``end``'s ancestors after ``start``, oldest first (``replace`` snapshots left out)."""
+           start_label: Any, end_label: Any) -> tuple[Snapshot | None, list[Snapshot]]:
+    """The exclusive start and ``end``'s ancestors after it, oldest first. With no ``start``,
+    the first snapshot's parent (nothing); but when history before the oldest ancestor left
+    has expired, that ancestor starts the range (the files only its parent held may be gone,
+    so what it changed cannot be read)."""
     if start is not None and not metadata.is_ancestor(start.snapshot_id, end.snapshot_id):
         raise ValidationError(
             f"start {start_label!r} (snapshot {start.snapshot_id}) is not an ancestor of end "
@@ -681,8 +687,8 @@ def _range(metadata: TableMetadata, start: Snapshot | None, end: Snapshot,
         chain.append(snap)
     chain.reverse()
     if start is None and chain and chain[0].parent_snapshot_id is not None:
-        chain = chain[1:]  # the oldest kept snapshot's parent expired: its state is unknown
-    return chain
+        return chain[0], chain[1:]
+    return start, chain
 
 
 def table_changes(table: Table, start: int | str | datetime | None,
@@ -709,7 +715,7 @@ def table_changes(table: Table, start: int | str | datetime | None,
                                   field="end", value=end)
         return Changelog(to_arrow_schema(out_schema).empty_table(), out_schema, None, None, (),
                          ids, by_row_id, end_scan)
-    chain = _range(md, start_snap, end_snap, start, "main" if end is None else end)
+    start_snap, chain = _range(md, start_snap, end_snap, start, "main" if end is None else end)
     kept = [s for s in chain if s.operation != Operation.REPLACE]
     with progress(READING_TABLE):
         data_columns = [f.name for f in schema.fields]

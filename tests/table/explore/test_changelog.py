@@ -294,6 +294,24 @@ def test_range_resolution(tmp_path: Path) -> None:
         t.changes(None, identifier_columns=["id", "id"])
 
 
+def test_expired_history_starts_after_the_oldest_ancestor_left(tmp_path: Path) -> None:
+    t = make(tmp_path, 2)
+    for lo in (0, 3, 6, 9):
+        t.append(span(lo, lo + 3))
+    t.delete("id = 4", mode="copy-on-write")
+    before = t.changes(None)
+    oldest = t.snapshots[2]
+    t.expire_snapshots(snapshot_ids=[s.snapshot_id for s in t.snapshots[:2]])
+    after = t.changes(None)
+    assert after.start is not None and after.start.snapshot_id == oldest.snapshot_id
+    assert [s.snapshot_id for s in after.snapshots] == \
+        [s.snapshot_id for s in before.snapshots[3:]]
+    kept = [r for r in by_type(before, "id") if r[2] >= 3]
+    assert by_type(after, "id") == [(i, kind, ordinal - 3) for i, kind, ordinal in kept]
+    check(t, after)
+    assert repr(after).startswith(f"Changelog({oldest.snapshot_id} -> ")
+
+
 def test_identifier_pairing_follows_java(tmp_path: Path) -> None:
     t = make(tmp_path, 2)
     t.append(rows((1, 0, "a"), (1, 0, "b"), (2, 0, "c")))
