@@ -39,11 +39,14 @@ register_widget("TimeTravel", lambda *a, **k: _widget("TimeTravel")(*a, **k))
 register_widget("ViewVersions", lambda *a, **k: _widget("ViewVersions")(*a, **k))
 
 
-def load_ipython_extension(ipython: object) -> None:
-    """``%load_ext icenb``: register the inspect-table display in a shell started after import."""
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext icenb``: the ``%%sql`` cell magic (:mod:`icenb.sql_magic`) and the
+    inspect-table display, in a shell started after import."""
     from icenb.display.inspect_repr import register_ipython_formatters
+    from icenb.sql_magic import load_ipython_extension as load_sql_magic
 
     register_ipython_formatters(ipython)
+    load_sql_magic(ipython)
 
 __all__ = [
     "Catalog",

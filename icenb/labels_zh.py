@@ -1061,4 +1061,8 @@ ZH: dict[str, str] = {
     'Writing with Spark': '正在用 Spark 写入',
     'Starting Spark': '正在启动 Spark',
     'Building the demo warehouse': '正在构建演示仓库',
+    # ---- the %%sql cell magic (icenb.sql_magic)
+    'first {n:,} rows; more exist (--limit to see more)':
+        '前 {n:,} 行；还有更多（用 --limit 查看更多）',
+    '{n:,} rows': '{n:,} 行',
 }

@@ -175,9 +175,11 @@ def _fold_table(table: pa.Table) -> tuple[list[int], int, list[int], list[int], 
     return list(rh), rn, list(rt), list(ch), cn, list(ct)
 
 
-def arrow_table_rendered(table: pa.Table, title: str | None = None) -> Rendered:
+def arrow_table_rendered(table: pa.Table, title: str | None = None, *, kind: str | None = None,
+                         subtitle: str | None = None) -> Rendered:
     """An Arrow table as a bounded card: head and tail rows (display_max_rows), head and tail
-    columns (display_max_columns), values compact and cut (display_max_string)."""
+    columns (display_max_columns), values compact and cut (display_max_string). ``kind`` and
+    ``subtitle`` replace the card's label and its row and column counts."""
     name = title if title is not None else (inspect_name(table) or t("Arrow table"))
     rh, rn, rt, ch, cn, ct = _fold_table(table)
     cols = [*ch, *ct]
@@ -214,10 +216,12 @@ def arrow_table_rendered(table: pa.Table, title: str | None = None) -> Rendered:
                     f"{h.esc(fmt.hidden(rn, 'rows'))}</td></tr>")
     body.extend(tr(r) for r in range(len(rh), len(rh) + len(rt)))
     body.append("</tbody></table>")
-    subtitle = t("{rows:,} rows · {columns:,} columns", rows=table.num_rows,
-                 columns=table.num_columns)
-    html = h.card(t("Inspect") if inspect_name(table) else "Arrow", name, h.esc(subtitle),
-                  "".join(body))
+    if subtitle is None:
+        subtitle = t("{rows:,} rows · {columns:,} columns", rows=table.num_rows,
+                     columns=table.num_columns)
+    if kind is None:
+        kind = t("Inspect") if inspect_name(table) else "Arrow"
+    html = h.card(kind, name, h.esc(subtitle), "".join(body))
 
     headers = [f.name for f in fields]
     text_rows = [[fmt.cut(compact(values[i][r]), 40) for i in range(len(cols))]

@@ -4,7 +4,7 @@ writes through Spark tasks with a driver commit, view SQL analyzed and run by Sp
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from icenb.catalog import Catalog, Identifier, LoadedTable
 from icenb.spec.schema import Schema
@@ -12,6 +12,9 @@ from icenb.spec.snapshot import Snapshot
 from icenb.table.engine import Overwrite
 from icenb.table.scan import Scan
 from icenb.table.table import Table
+
+if TYPE_CHECKING:
+    from icenb.table.warehouse import Warehouse
 
 __all__ = ["SparkEngine"]
 
@@ -50,6 +53,12 @@ class SparkEngine:
         return view_schema(sql, table_resolver(load, spark), default_catalog=default_catalog,
                            default_namespace=default_namespace, catalog_names=catalog_names,
                            spark=spark)
+
+    def warehouse_sql(self, query: str, warehouse: Warehouse, *, namespace: Sequence[str],
+                      spark: Any) -> Any:
+        from icenb.spark.warehouse_sql import warehouse_sql
+
+        return warehouse_sql(query, warehouse, namespace=namespace, spark=spark)
 
     def schema_from_engine(self, schema: Any) -> Schema:
         from icenb.spark.spark_types import schema_from_spark

@@ -46,7 +46,8 @@ from icenb.spec.schema import Schema
 from icenb.table.scan import Scan
 from icenb.table.table import Table
 
-__all__ = ["Resolve", "TimeTravel", "run_view_sql", "table_resolver", "view_schema"]
+__all__ = ["Resolve", "TimeTravel", "run_sql", "run_view_sql", "table_resolver",
+           "view_schema"]
 
 
 @dataclass(frozen=True)
@@ -304,10 +305,11 @@ class _Prepared:
 
 
 def _prepare(sql: str, resolve: Resolve, spark: Any, default_catalog: str | None,
-             default_namespace: tuple[str, ...], catalog_names: Collection[str]) -> _Prepared:
+             default_namespace: tuple[str, ...], catalog_names: Collection[str],
+             what: str = "a view's SQL") -> _Prepared:
     """Parse ``sql``, resolve its table references and register them as temp views."""
     if not isinstance(sql, str) or not sql.strip():
-        raise ValidationError("a view's SQL must be a non-empty string", field="sql", value=sql)
+        raise ValidationError(f"{what} must be a non-empty string", field="sql", value=sql)
     session = _java_session(spark)
 
     def timestamp_ms(expr: str) -> int:
@@ -402,10 +404,11 @@ def _drop(spark: Any, views: dict[str, str]) -> None:
 
 
 def _analyze(sql: str, resolve: Resolve, spark: Any, default_catalog: str | None,
-             default_namespace: Sequence[str], catalog_names: Collection[str]) -> Any:
+             default_namespace: Sequence[str], catalog_names: Collection[str],
+             what: str = "a view's SQL") -> Any:
     spark = get_spark() if spark is None else register(spark)
     prepared = _prepare(sql, resolve, spark, default_catalog, tuple(default_namespace),
-                        catalog_names)
+                        catalog_names, what)
     try:
         with _quiet_spark_errors():
             return spark.sql(prepared.sql)
@@ -415,10 +418,21 @@ def _analyze(sql: str, resolve: Resolve, spark: Any, default_catalog: str | None
         message = _spark_message(e)
         for view, original in prepared.views.items():
             message = message.replace(view, original)
-        raise ValidationError(f"Spark cannot run the SQL: {message}", field="sql",
+        where = "" if what == "a view's SQL" else f" ({what})"
+        raise ValidationError(f"Spark cannot run the SQL{where}: {message}", field="sql",
                               value=sql) from None
     finally:
         _drop(spark, prepared.views)
+
+
+def run_sql(sql: str, resolve: Resolve, *, default_catalog: str | None,
+            default_namespace: Sequence[str], catalog_names: Collection[str] = (),
+            spark: Any = None, what: str = "the SQL") -> Any:
+    """A Spark DataFrame of a Spark SQL query, its table references resolved with
+    ``resolve`` (see the module docstring; ``what`` names the query in errors): the engine
+    of :func:`run_view_sql` and of ``Warehouse.sql``."""
+    return _analyze(sql, resolve, spark, default_catalog, default_namespace, catalog_names,
+                    what)
 
 
 def run_view_sql(sql: str, resolve: Resolve, *, default_catalog: str | None,

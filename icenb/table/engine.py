@@ -20,6 +20,7 @@ from icenb.spec.snapshot import Snapshot
 if TYPE_CHECKING:  # same layer; only for annotations
     from icenb.table.scan import Scan
     from icenb.table.table import Table
+    from icenb.table.warehouse import Warehouse
 
 __all__ = ["DataPlane", "Overwrite", "engine", "register_engine"]
 
@@ -54,6 +55,10 @@ class DataPlane(Protocol):
                     default_catalog: str | None, default_namespace: Sequence[str],
                     catalog_names: Collection[str], spark: Any) -> Schema:
         """The Iceberg schema of a view's result (nothing is read)."""
+
+    def warehouse_sql(self, query: str, warehouse: Warehouse, *, namespace: Sequence[str],
+                      spark: Any) -> Any:
+        """A DataFrame of a SQL query over a warehouse's tables, views and metadata tables."""
 
     def schema_from_engine(self, schema: Any) -> Schema:
         """An Iceberg schema from the engine's own schema object (Spark's ``StructType``)."""

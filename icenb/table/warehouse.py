@@ -66,7 +66,8 @@ from icenb.table.view import (
     view_representations,
 )
 
-__all__ = ["Warehouse", "parse_schema", "schema_from_arrow", "to_schema", "warehouse"]
+__all__ = ["Warehouse", "current_warehouse", "parse_schema", "schema_from_arrow", "to_schema",
+           "warehouse"]
 
 
 # --------------------------------------------------------------------------- Arrow schemas
@@ -195,6 +196,8 @@ class Warehouse:
         else:
             raise ValidationError('catalog must be "sql" or "filesystem"', field="catalog",
                                   value=catalog)
+        global _CURRENT
+        _CURRENT = self  # the notebook's warehouse for %%sql: the one opened last
 
     @property
     def catalog(self) -> SqlCatalog | FilesystemCatalog:
@@ -337,8 +340,40 @@ class Warehouse:
         return View._from_loaded(self._catalog.register_view(name, metadata_location),
                                  self._catalog)
 
+    # ------------------------------------------------------------------ SQL
+
+    def sql(self, query: str, *, namespace: str | Sequence[str] | None = None,
+            spark: Any = None) -> Any:
+        """A Spark DataFrame of a Spark SQL query over this warehouse (analyzed now, run when
+        the DataFrame is): its tables and views, time travel (``VERSION AS OF`` a snapshot id,
+        branch or tag, ``TIMESTAMP AS OF``, ``db.t.branch_audit``, ``db.t.tag_v1``) and the
+        metadata tables of ``t.inspect`` by Iceberg's Spark names (``db.t.snapshots``,
+        ``db.t.files VERSION AS OF 123``, ...); the session's temporary views work too.
+
+        ``namespace`` (``"db"`` or ``["a", "b"]``): where one-part table names are looked up
+        (default ``default``, Spark's). How names resolve, and the errors (``NoSuchTable``,
+        ``NoSuchSnapshot``, ``ValidationError`` with Spark's message): in
+        :mod:`icenb.spark.warehouse_sql`. Commands (``DROP``, ``INSERT``) are refused.
+        """
+        if namespace is None:
+            parts: tuple[str, ...] = ("default",)
+        elif isinstance(namespace, str):
+            parts = tuple(namespace.split("."))
+        else:
+            parts = tuple(namespace)
+        return engine().warehouse_sql(query, self, namespace=parts, spark=spark)
+
     def __repr__(self) -> str:
         return f"Warehouse({self.location!r})"
+
+
+#: The warehouse opened last in this process (``%%sql`` runs against it by default).
+_CURRENT: Warehouse | None = None
+
+
+def current_warehouse() -> Warehouse | None:
+    """The warehouse opened last in this process (``icenb.warehouse(...)``), or None."""
+    return _CURRENT
 
 
 def warehouse(path: str | os.PathLike[str], *, name: str = "default",

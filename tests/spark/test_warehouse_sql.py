@@ -1,0 +1,170 @@
+"""``wh.sql``: Spark SQL over a warehouse - time travel as ``t.at``, Iceberg's Spark names for
+branches, tags and metadata tables, views, name resolution and errors."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import icenb
+from icenb.errors import NoSuchSnapshot, NoSuchTable, UnsupportedFeature, ValidationError
+from icenb.spark.warehouse_sql import METADATA_TABLES
+from icenb.table import Table
+from icenb.table.warehouse import Warehouse
+
+
+@dataclass
+class World:
+    wh: Warehouse
+    t: Table
+    spark: Any
+    first: int  # rows 0..5, tagged v1 (and where branch audit starts)
+    second: int  # a merge-on-read delete of id 1
+    first_ms: int
+
+    def sql(self, query: str, **kw: Any) -> Any:
+        return self.wh.sql(query, spark=self.spark, **kw)
+
+    def rows(self, query: str, **kw: Any) -> list[tuple[Any, ...]]:
+        return sorted((tuple(r) for r in self.sql(query, **kw).collect()), key=repr)
+
+
+def _arrow_rows(table: pa.Table) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r.values()) for r in table.to_pylist()), key=repr)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> World:
+    wh = icenb.warehouse(tmp_path_factory.mktemp("whsql") / "wh")
+    t = wh.create_table("db.t", "id long not null, kind string, score double",
+                        partition_by=["kind"], format_version=2)
+    first = t.append([{"id": i, "kind": "a" if i % 2 else "b", "score": i / 2}
+                      for i in range(6)])
+    t.create_tag("v1")
+    t.create_branch("audit")
+    time.sleep(0.01)
+    second = t.delete("id = 1", mode="merge-on-read")
+    t.append([{"id": 10, "kind": "c", "score": None}])
+    t.append([{"id": 20, "kind": "d", "score": 1.0}], branch="audit")
+    # a namespace named like a table, holding a table named like a metadata table
+    wh.create_table("db.u", "y int").append([{"y": 1}])
+    wh.create_table("db.u.snapshots", "x int").append([{"x": 42}])
+    wh.create_view("db.recent", "SELECT id, kind FROM t VERSION AS OF 'v1' WHERE id > 2",
+                   spark=spark)
+    wh.create_view("db.counts", "SELECT kind, count(*) AS n FROM db.recent GROUP BY kind",
+                   schema="kind string, n long")
+    return World(wh, t, spark, first.snapshot_id, second.snapshot_id, first.timestamp_ms)
+
+
+def test_time_travel_reads_what_t_at_reads(world: World) -> None:
+    t = world.t
+    cases = {
+        f"SELECT * FROM db.t VERSION AS OF {world.first}": t.at(world.first),
+        f"SELECT * FROM db.t FOR SYSTEM_VERSION AS OF {world.second}": t.at(world.second),
+        "SELECT * FROM db.t VERSION AS OF 'v1'": t.at("v1"),
+        "SELECT * FROM db.t VERSION AS OF 'audit'": t.at("audit"),
+        "SELECT * FROM db.t.tag_v1": t.at("v1"),
+        "SELECT * FROM db.t.branch_audit": t.at("audit"),
+        f"SELECT * FROM db.t.snapshot_id_{world.first}": t.at(world.first),
+        f"SELECT * FROM db.t.at_timestamp_{world.first_ms}": t.at(timestamp_ms=world.first_ms),
+        f"SELECT * FROM db.t TIMESTAMP AS OF timestamp_millis({world.first_ms})":
+            t.at(timestamp_ms=world.first_ms),
+        "SELECT * FROM db.t": t.scan(),
+        f"SELECT * FROM {world.wh.catalog.name}.db.t": t.scan(),
+    }
+    for query, scan in cases.items():
+        assert world.rows(query) == _arrow_rows(scan.to_arrow()), query
+    assert len(world.rows("SELECT * FROM db.t.branch_audit")) == 7
+
+
+def test_two_states_of_a_table_in_one_query(world: World) -> None:
+    query = ("SELECT now.id FROM db.t now FULL JOIN db.t VERSION AS OF 'v1' AS old "
+             "ON now.id = old.id WHERE now.id IS NULL OR old.id IS NULL")
+    assert world.rows(query) == [(10,), (None,)]
+    # one-part names look in the namespace given (two parts are namespace.table, as Spark)
+    assert world.rows("SELECT count(*) FROM t VERSION AS OF 'v1'", namespace="db") == [(6,)]
+
+
+@pytest.mark.parametrize("name", METADATA_TABLES)
+def test_metadata_tables_are_the_inspect_tables(world: World, name: str) -> None:
+    got = world.sql(f"SELECT * FROM db.t.{name.upper() if name == 'files' else name}")
+    want = getattr(world.t.inspect, name)()
+    assert got.columns == want.column_names
+    assert _arrow_rows(got.toArrow()) == _arrow_rows(want)
+
+
+def test_metadata_tables_with_time_travel(world: World) -> None:
+    inspect = world.t.inspect
+    for name in ("files", "manifests", "entries", "partitions", "data_files"):
+        got = world.sql(f"SELECT * FROM db.t.{name} VERSION AS OF {world.first}").toArrow()
+        assert _arrow_rows(got) == _arrow_rows(getattr(inspect, name)(world.first)), name
+    branch = world.t.refs["audit"].snapshot_id
+    got = world.sql("SELECT file_path FROM db.t.files VERSION AS OF 'audit'").toArrow()
+    assert sorted(got.column(0).to_pylist()) == sorted(
+        inspect.files(branch).column("file_path").to_pylist())
+    # whole-table tables list everything whatever the state (as Iceberg Java)
+    assert world.rows("SELECT snapshot_id FROM db.t.snapshots VERSION AS OF 'v1'") == \
+        world.rows("SELECT snapshot_id FROM db.t.snapshots")
+    with pytest.raises(UnsupportedFeature, match="all_files"):
+        world.sql("SELECT * FROM db.t.all_files VERSION AS OF 'v1'")
+    with pytest.raises(NoSuchSnapshot, match=r"db\.t.*nope"):
+        world.sql("SELECT * FROM db.t.files VERSION AS OF 'nope'")
+
+
+def test_a_table_wins_over_a_metadata_table_of_the_same_name(world: World) -> None:
+    """``db.u.snapshots`` is the table ``snapshots`` of namespace ``db.u`` when it exists (as
+    Iceberg's catalogs: the table is tried first); ``db.u.history`` stays metadata."""
+    assert world.rows("SELECT * FROM db.u.snapshots") == [(42,)]
+    assert world.rows("SELECT count(*) FROM db.u.history") == [(1,)]
+
+
+def test_views_resolve_with_their_own_namespace(world: World) -> None:
+    assert world.rows("SELECT * FROM db.recent") == [(3, "a"), (4, "b"), (5, "a")]
+    assert world.rows("SELECT * FROM db.counts") == [("a", 2), ("b", 1)]
+    with pytest.raises(UnsupportedFeature, match="db.recent is a view"):
+        world.sql("SELECT * FROM db.recent VERSION AS OF 1")
+
+
+def test_a_view_that_refers_to_itself_is_an_error(world: World) -> None:
+    world.wh.create_view("db.loop", "SELECT * FROM db.loop2", schema="x int")
+    world.wh.create_view("db.loop2", "SELECT * FROM db.loop", schema="x int")
+    with pytest.raises(ValidationError, match=r"refers to itself: db\.loop -> db\.loop2 -> "
+                                              r"db\.loop"):
+        world.sql("SELECT * FROM db.loop")
+
+
+def test_ctes_and_temp_views_stay_spark_s(world: World) -> None:
+    world.spark.createDataFrame([(3, "three")], "id long, word string") \
+        .createOrReplaceTempView("words")
+    query = ("WITH old AS (SELECT * FROM db.t.tag_v1) "
+             "SELECT old.id, words.word FROM old JOIN words USING (id)")
+    assert world.rows(query) == [(3, "three")]
+
+
+def test_errors_name_what_is_missing(world: World) -> None:
+    with pytest.raises(NoSuchTable, match=r"db\.missing"):
+        world.sql("SELECT * FROM db.missing")
+    with pytest.raises(NoSuchTable, match=r"default\.t"):
+        world.sql("SELECT * FROM t")  # one-part names look in namespace default
+    with pytest.raises(NoSuchTable, match=r"db\.t\.snapshotz.*db\.t is a table"):
+        world.sql("SELECT * FROM db.t.snapshotz")
+    with pytest.raises(NoSuchSnapshot, match=r"table db\.t.*no branch or tag named 'nope'"):
+        world.sql("SELECT * FROM db.t VERSION AS OF 'nope'")
+    with pytest.raises(NoSuchSnapshot, match=r"table db\.t.*snapshot") as e:
+        world.sql("SELECT * FROM db.t VERSION AS OF 12345")
+    assert e.value.value == 12345
+    with pytest.raises(NoSuchSnapshot, match=r"db\.t has no tag named 'audit'"):
+        world.sql("SELECT * FROM db.t.tag_audit")  # audit is a branch
+    with pytest.raises(NoSuchSnapshot, match=r"table db\.t.*before"):
+        world.sql("SELECT * FROM db.t TIMESTAMP AS OF '2001-01-01 00:00:00'")
+    with pytest.raises(ValidationError, match="cannot take AS OF"):
+        world.sql("SELECT * FROM db.t.branch_audit VERSION AS OF 'v1'")
+    with pytest.raises(ValidationError, match="UNRESOLVED_COLUMN") as bad:
+        world.sql("SELECT nope FROM db.t")
+    assert "__icenb" not in str(bad.value)
+    with pytest.raises(ValidationError, match="parse"):
+        world.sql("DROP TABLE db.t")
