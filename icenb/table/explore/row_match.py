@@ -41,6 +41,8 @@ _MASKS = np.asarray([(1 << (8 * k)) - 1 for k in range(8)] + [2**64 - 1], dtype=
 
 def _combined(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
+        if arr.num_chunks == 1:
+            return arr.chunk(0)
         return arr.combine_chunks() if arr.num_chunks else pa.array([], arr.type)
     return arr
 
@@ -184,9 +186,9 @@ def _fixed_width(arr: pa.Array, valid: np.ndarray[Any, Any]) -> np.ndarray[Any, 
         nan = np.isnan(bits.view(_FLOAT[width]))
         if nan.any():
             bits = np.where(nan, _CANONICAL_NAN[width], bits)
-    out = bits.astype(np.uint64)
+    out = bits if bits.dtype == np.uint64 else bits.astype(np.uint64)
     if not valid.all():
-        out[~valid] = 0
+        out = np.where(valid, out, np.uint64(0))
     return out
 
 
