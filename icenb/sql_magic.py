@@ -142,12 +142,9 @@ _ICENB_ERROR = re.compile(r"icenb\.errors\.(\w+): (.+)")
 
 def _spark_error(e: BaseException) -> SqlCellError | None:
     """A Spark error (analysis, a failed Python data source or task) as one short line."""
-    try:
-        from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
-        from pyspark.errors import PySparkException
-    except ImportError:  # pragma: no cover - pyspark is a dependency
-        return None
-    if not isinstance(e, (PySparkException, Py4JJavaError)):
+    from icenb.spark.view_sql import is_spark_error
+
+    if not is_spark_error(e):
         return None
     get = getattr(e, "getMessage", None)
     text = str(get() if callable(get) else e)

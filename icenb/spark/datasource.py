@@ -40,7 +40,9 @@ partitions and reader planned by a filter pushdown on the loaded relation (the D
 on the query: a later query of the same DataFrame that pushes no filter (``df.count()`` after
 ``df.where(...).show()``), or a second scan of it in one query (a self-join, a union, a CTE
 used twice), reads the first query's pruned files and returns wrong rows. A DataFrame read with
-``pushdown=true`` must therefore serve one query.
+``pushdown=true`` must therefore serve one query. ``Warehouse.sql`` prunes without this risk:
+it learns in a probe which filters Spark pushes to each read and gives them to fresh reads as
+their own ``filter`` (:mod:`icenb.spark.warehouse_sql`).
 
 PySpark refuses a reader that defines ``pushFilters`` on a session without the flag
 (``DATA_SOURCE_PUSHDOWN_DISABLED``) and tells a data source nothing of the flag, so
@@ -121,9 +123,10 @@ RELOCATE = "relocate"
 PUSHDOWN = "pushdown"
 #: A local file each planning (and each executor's file opens) of the read is logged to.
 PLAN_LOG = "icenb.plan-log"
-# Set by icenb.spark.warehouse_sql's probe: the filters Spark pushes are logged, nothing planned.
-_PROBE_LOG = "icenb.probe-log"
-_REF = "icenb.ref"
+#: Set by icenb.spark.warehouse_sql's probe: the filters Spark pushes to the read are logged
+#: there with its number, and nothing is planned.
+PROBE_LOG = "icenb.probe-log"
+READ_NUMBER = "icenb.read-number"
 #: The Spark setting that lets a Python data source take filters (off by default in Spark).
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 # Set by Scan.to_spark: the schema the scan resolves names with (a branch read keeps the
@@ -134,7 +137,7 @@ _METADATA_PICKLE = "icenb.metadata-pickle"
 _RELOCATIONS = "icenb.relocations"  # the FileIO's relocations (JSON), from Scan.to_spark
 _READ_OPTIONS = frozenset({"path", "paths", SNAPSHOT_ID, BRANCH, TAG, AS_OF_TIMESTAMP, FILTER,
                            COLUMNS, CASE_SENSITIVE, SPLIT_SIZE, FILE_OPEN_COST, RELOCATE,
-                           PUSHDOWN, PLAN_LOG, _PROBE_LOG, _REF, _SCHEMA_ID, _FILTER_PICKLE,
+                           PUSHDOWN, PLAN_LOG, PROBE_LOG, READ_NUMBER, _SCHEMA_ID, _FILTER_PICKLE,
                            _METADATA_PICKLE, _RELOCATIONS})
 
 #: Table properties and defaults for packing tasks (as Iceberg's ``read.split.*``).
@@ -280,7 +283,7 @@ def _resolve(options: Mapping[str, str]) -> _ReadState:
         file_open_cost=_int_option(options, FILE_OPEN_COST),
         plan_log=options.get(PLAN_LOG) or None,
         pushdown=_bool_option(options, PUSHDOWN, False),
-        probe_log=options.get(_PROBE_LOG) or None, ref=options.get(_REF) or None)
+        probe_log=options.get(PROBE_LOG) or None, ref=options.get(READ_NUMBER) or None)
 
 
 def _pick_state(md: TableMetadata, options: Mapping[str, str]) -> tuple[int | None, Schema]:

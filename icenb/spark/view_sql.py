@@ -46,8 +46,8 @@ from icenb.spec.schema import Schema
 from icenb.table.scan import Scan
 from icenb.table.table import Table
 
-__all__ = ["Resolve", "TimeTravel", "run_sql", "run_view_sql", "table_resolver",
-           "view_schema"]
+__all__ = ["Resolve", "TimeTravel", "is_spark_error", "run_sql", "run_view_sql",
+           "table_resolver", "view_schema"]
 
 
 @dataclass(frozen=True)
@@ -281,7 +281,8 @@ def _spark_message(e: BaseException) -> str:
     return str(text if text else e).strip()
 
 
-def _is_spark_error(e: BaseException) -> bool:
+def is_spark_error(e: BaseException) -> bool:
+    """Whether ``e`` is an error Spark raised (in Python or through py4j)."""
     from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
     from pyspark.errors import PySparkException
 
@@ -317,7 +318,7 @@ def _prepare(sql: str, resolve: Resolve, spark: Any, default_catalog: str | None
             with _quiet_spark_errors():
                 row = spark.sql(f"SELECT unix_micros(CAST(({expr}) AS TIMESTAMP))").head()
         except Exception as e:
-            if not _is_spark_error(e):
+            if not is_spark_error(e):
                 raise
             raise ValidationError(f"not a time travel timestamp: {_spark_message(e)}",
                                   field="sql", value=expr) from None
@@ -330,7 +331,7 @@ def _prepare(sql: str, resolve: Resolve, spark: Any, default_catalog: str | None
         with _quiet_spark_errors():
             plan = session.sessionState().sqlParser().parseQuery(sql)
     except Exception as e:
-        if not _is_spark_error(e):
+        if not is_spark_error(e):
             raise
         raise ValidationError(f"Spark cannot parse the SQL: {_spark_message(e)}", field="sql",
                               value=sql) from None
@@ -413,7 +414,7 @@ def _analyze(sql: str, resolve: Resolve, spark: Any, default_catalog: str | None
         with _quiet_spark_errors():
             return spark.sql(prepared.sql)
     except Exception as e:
-        if not _is_spark_error(e):
+        if not is_spark_error(e):
             raise
         message = _spark_message(e)
         for view, original in prepared.views.items():

@@ -33,6 +33,16 @@ tables (``manifests``, ``entries``, ``files``, ``data_files``, ``delete_files``,
 ``metadata_log_entries`` list the whole table whatever the state (the state must exist, as
 Java checks); the ``all_*`` tables refuse it (Java: "Cannot select snapshot").
 
+Pruning: Spark's filters prune the planning of every table read, without the risk of Spark
+4.1-4.3's pushdown (:mod:`icenb.spark.datasource`: a pushdown's plan kept on a reused
+relation). A probe resolves the query with reads that plan nothing, lets Spark's optimizer push
+its filters to them (the session's ``spark.sql.python.filterPushdown.enabled`` is set for the
+probe and restored), and notes what each read received; the query is then resolved again with
+reads that carry, as their own ``filter``, the OR of what was pushed to each of their scans
+(none when a scan of the read pushed nothing). Such a read means the same rows for every query
+of the DataFrame, and Spark still applies all of its filters, so the rows are the same as
+without pruning.
+
 Errors are icenb errors naming what is missing: ``NoSuchTable`` (the name as resolved, and
 what a metadata name would have needed), ``NoSuchSnapshot`` (the table and the snapshot id,
 ref or time), ``ValidationError`` (SQL Spark cannot parse or analyze: Spark's message, field
@@ -41,8 +51,11 @@ ref or time), ``ValidationError`` (SQL Spark cannot parse or analyze: Spark's me
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +71,8 @@ from icenb.errors import (
 )
 from icenb.reprs import safe_repr
 from icenb.spark.session import get_spark, register
-from icenb.spark.view_sql import TimeTravel, run_sql
+from icenb.spark.view_sql import TimeTravel, is_spark_error, run_sql
+from icenb.spec.expressions import AlwaysTrue, Expression, or_
 from icenb.table.scan import Scan
 from icenb.table.table import Table
 
@@ -118,8 +132,22 @@ class WarehouseResolver:
 
     warehouse: Warehouse
     spark: Any
+    #: Extra data source options of every table read (e.g. ``icenb.plan-log``).
+    read_options: Mapping[str, str] = field(default_factory=dict)
+    #: The probe's log (reads then plan nothing and log the filters Spark pushes), or None.
+    probe_log: str | None = None
+    #: Filters baked into the reads, by read number (from a probe).
+    baked: Mapping[int, Expression] = field(default_factory=dict)
     _tables: dict[tuple[str, ...], Table | None] = field(default_factory=dict)
+    _views: dict[tuple[str, ...], Any] = field(default_factory=dict)
+    _metadata: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _expanding: list[tuple[str, ...]] = field(default_factory=list)
+    _reads: int = 0
+
+    def restart(self, *, probe_log: str | None = None,
+                baked: Mapping[int, Expression] | None = None) -> None:
+        """Resolve the query again (same loaded tables and views, reads numbered from 0)."""
+        self.probe_log, self.baked, self._reads = probe_log, dict(baked or {}), 0
 
     def _table(self, identifier: tuple[str, ...]) -> Table | None:
         if identifier not in self._tables:
@@ -155,10 +183,12 @@ class WarehouseResolver:
     def _view(self, identifier: tuple[str, ...]) -> Any:
         if len(identifier) < 2:
             return None
-        try:
-            return self.warehouse.view(identifier)
-        except NotFound:
-            return None
+        if identifier not in self._views:
+            try:
+                self._views[identifier] = self.warehouse.view(identifier)
+            except NotFound:
+                self._views[identifier] = None
+        return self._views[identifier]
 
     def _expand(self, identifier: tuple[str, ...], view: Any) -> Any:
         if identifier in self._expanding:
@@ -195,8 +225,17 @@ class WarehouseResolver:
 
     def _read(self, table: Table, name: str, time_travel: TimeTravel | None) -> Any:
         from icenb.spark import read_scan
+        from icenb.spark.datasource import PROBE_LOG, READ_NUMBER
 
-        return read_scan(self._scan(table, name, time_travel), self.spark)
+        number = self._reads
+        self._reads += 1
+        scan = self._scan(table, name, time_travel)
+        options = dict(self.read_options)
+        if self.probe_log is not None:
+            options.update({PROBE_LOG: self.probe_log, READ_NUMBER: str(number)})
+        elif number in self.baked:
+            scan = scan.filter(self.baked[number])
+        return read_scan(scan, self.spark, options=options)
 
     def _of_table(self, base: Table, identifier: tuple[str, ...],
                   time_travel: TimeTravel | None) -> Any:
@@ -236,6 +275,9 @@ class WarehouseResolver:
 
     def _metadata_table(self, table: Table, name: str, meta: str,
                         time_travel: TimeTravel | None) -> Any:
+        key = (id(table), meta, time_travel)
+        if key in self._metadata:
+            return self._metadata[key]
         inspect = table.inspect
         if time_travel is None:
             rows = getattr(inspect, meta)()
@@ -249,7 +291,8 @@ class WarehouseResolver:
             raise UnsupportedFeature(f"{name}.{meta} covers every snapshot: it takes no AS OF "
                                      "(Iceberg: Cannot select snapshot)", field="sql",
                                      value=_travel_text(time_travel))
-        return self.spark.createDataFrame(_nullable(rows))
+        self._metadata[key] = self.spark.createDataFrame(_nullable(rows))
+        return self._metadata[key]
 
 
 def _nullable_type(t: pa.DataType) -> pa.DataType:
@@ -273,11 +316,102 @@ def _nullable(rows: pa.Table) -> pa.Table:
     return rows if schema.equals(rows.schema) else rows.cast(schema)
 
 
+# --------------------------------------------------------------------------- pruning
+
+
+def _scans_per_read(plan: Any, spark: Any) -> dict[int, int]:
+    """How many scans of each numbered read an optimized plan holds (subqueries included)."""
+    from icenb.spark.datasource import READ_NUMBER
+
+    subquery = spark._jvm.java.lang.Class.forName(
+        "org.apache.spark.sql.catalyst.expressions.SubqueryExpression")
+    counts: dict[int, int] = {}
+    plans = [plan]
+    while plans:
+        node = plans.pop()
+        if node.nodeName() in ("DataSourceV2ScanRelation", "DataSourceV2Relation",
+                               "RelationV2"):
+            relation = node.relation() if node.nodeName() == "DataSourceV2ScanRelation" \
+                else node
+            number = relation.options().get(READ_NUMBER)
+            if number is not None:
+                counts[int(number)] = counts.get(int(number), 0) + 1
+        plans.extend(_seq(node.children()))
+        expressions = _seq(node.expressions())
+        while expressions:
+            expr = expressions.pop()
+            if subquery.isInstance(expr):
+                plans.append(expr.plan())
+            expressions.extend(_seq(expr.children()))
+    return counts
+
+
+def _seq(scala_seq: Any) -> list[Any]:
+    it = scala_seq.iterator()
+    out = []
+    while it.hasNext():
+        out.append(it.next())
+    return out
+
+
+def _probe(query: str, resolver: WarehouseResolver, namespace: Sequence[str],
+           spark: Any) -> dict[int, Expression]:
+    """The filter each table read of ``query`` can carry: Spark's optimizer pushes its
+    filters to probe reads (which log them and plan nothing), and a read gets the OR of what
+    was pushed to each of its scans when every scan of it pushed something."""
+    from icenb.spark.datasource import PUSHDOWN_CONF, decode_option
+
+    with tempfile.TemporaryDirectory(prefix="icenb-probe-") as tmp:
+        log = os.path.join(tmp, "pushed.jsonl")
+        resolver.restart(probe_log=log)
+        df = run_sql(query, resolver, default_catalog=None,
+                     default_namespace=tuple(namespace),
+                     catalog_names=(resolver.warehouse.catalog.name,), spark=spark)
+        before = spark.conf.get(PUSHDOWN_CONF, None)
+        spark.conf.set(PUSHDOWN_CONF, "true")  # for the probe only: the user's value is restored
+        try:
+            plan = df._jdf.queryExecution().optimizedPlan()
+        except Exception as e:
+            if not is_spark_error(e):
+                raise
+            return {}  # no pruning; the query itself reports what is wrong when it runs
+        finally:
+            if before is None:
+                spark.conf.unset(PUSHDOWN_CONF)
+            else:
+                spark.conf.set(PUSHDOWN_CONF, before)
+        scans = _scans_per_read(plan, spark)
+        pushed: dict[int, list[Expression]] = {}
+        if os.path.exists(log):
+            with open(log, encoding="utf-8") as f:
+                for line in f:
+                    record = json.loads(line)
+                    pushed.setdefault(int(record["ref"]), []).append(
+                        decode_option(record["filter"], "filter"))
+    baked: dict[int, Expression] = {}
+    for number, exprs in pushed.items():
+        if len(exprs) != scans.get(number, 0):
+            continue  # a scan of it pushed nothing (or the plan was not what was logged)
+        combined = or_(*exprs)
+        if not isinstance(combined, AlwaysTrue):
+            baked[number] = combined
+    return baked
+
+
 def warehouse_sql(query: str, warehouse: Warehouse, *,
-                  namespace: Sequence[str] = DEFAULT_NAMESPACE, spark: Any = None) -> Any:
+                  namespace: Sequence[str] = DEFAULT_NAMESPACE, spark: Any = None,
+                  prune: bool = True, read_options: Mapping[str, str] | None = None) -> Any:
     """A Spark DataFrame of ``query`` with its names resolved against ``warehouse`` (see the
-    module docstring); analyzed here, run when the DataFrame is."""
+    module docstring); analyzed here, run when the DataFrame is.
+
+    ``prune`` (default): learn in a probe which filters Spark pushes to each table read and
+    give the reads those filters as their own (they prune manifests and files; Spark still
+    applies every filter), so the DataFrame stays right however often it is run.
+    ``read_options``: more data source options of every table read.
+    """
     spark = get_spark() if spark is None else register(spark)
-    resolver = WarehouseResolver(warehouse, spark)
+    resolver = WarehouseResolver(warehouse, spark, read_options=dict(read_options or {}))
+    baked = _probe(query, resolver, namespace, spark) if prune else {}
+    resolver.restart(baked=baked)
     return run_sql(query, resolver, default_catalog=None, default_namespace=tuple(namespace),
                    catalog_names=(warehouse.catalog.name,), spark=spark)

@@ -3,8 +3,10 @@ branches, tags and metadata tables, views, name resolution and errors."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -12,7 +14,8 @@ import pytest
 
 import icenb
 from icenb.errors import NoSuchSnapshot, NoSuchTable, UnsupportedFeature, ValidationError
-from icenb.spark.warehouse_sql import METADATA_TABLES
+from icenb.spark import PLAN_LOG
+from icenb.spark.warehouse_sql import METADATA_TABLES, warehouse_sql
 from icenb.table import Table
 from icenb.table.warehouse import Warehouse
 
@@ -125,7 +128,7 @@ def test_a_table_wins_over_a_metadata_table_of_the_same_name(world: World) -> No
 def test_views_resolve_with_their_own_namespace(world: World) -> None:
     assert world.rows("SELECT * FROM db.recent") == [(3, "a"), (4, "b"), (5, "a")]
     assert world.rows("SELECT * FROM db.counts") == [("a", 2), ("b", 1)]
-    with pytest.raises(UnsupportedFeature, match="db.recent is a view"):
+    with pytest.raises(UnsupportedFeature, match=r"db\.recent is a view"):
         world.sql("SELECT * FROM db.recent VERSION AS OF 1")
 
 
@@ -168,3 +171,41 @@ def test_errors_name_what_is_missing(world: World) -> None:
     assert "__icenb" not in str(bad.value)
     with pytest.raises(ValidationError, match="parse"):
         world.sql("DROP TABLE db.t")
+
+
+def _plans(log: Path) -> list[dict[str, Any]]:
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [r for r in map(json.loads, lines) if "files" in r]
+
+
+def test_where_prunes_as_icenb_scan_does(world: World, tmp_path: Path) -> None:
+    """The filters Spark pushes to a table read (learned in a probe) become the read's own
+    filter: planning opens the manifests and files ``t.scan(filter=...)`` opens."""
+    log = tmp_path / "plan.jsonl"
+    for where, icenb_filter in (("kind = 'c'", "kind = 'c'"), ("id > 3 AND kind IN ('a', 'd')",
+                                                              "id > 3 and kind in ('a', 'd')")):
+        log.unlink(missing_ok=True)
+        df = warehouse_sql(f"SELECT id FROM db.t WHERE {where}", world.wh, spark=world.spark,
+                           read_options={PLAN_LOG: str(log)})
+        ids = sorted(r.id for r in df.collect())
+        own = world.t.scan(filter=icenb_filter).plan()
+        plans = _plans(log)
+        assert len(plans) == 1
+        assert plans[0]["manifests_read"] == own.manifests_read < plans[0]["manifests_total"]
+        assert set(plans[0]["files"]) == set(own.files.column("file_path").to_pylist())
+        assert ids == sorted(world.t.scan(filter=icenb_filter).to_arrow().column("id")
+                             .to_pylist())
+
+
+def test_a_pruned_dataframe_stays_right_when_reused(world: World) -> None:
+    df = world.sql("SELECT id, kind FROM db.t WHERE kind = 'a'")
+    assert df.count() == 2  # ids 3, 5 (1 was deleted)
+    assert df.where("id > 4").count() == 1
+    assert sorted(r.id for r in df.collect()) == [3, 5]
+    # one table read twice with different filters, and a CTE used twice
+    assert world.rows("SELECT x.id, y.id FROM db.t x JOIN db.t y ON x.id = y.id - 1 "
+                      "WHERE x.kind = 'b' AND y.kind = 'a'") == [(2, 3), (4, 5)]
+    assert world.rows("WITH e AS (SELECT * FROM db.t) SELECT count(*) FROM e WHERE kind = 'a' "
+                      "UNION ALL SELECT count(*) FROM e WHERE kind = 'c'") == [(1,), (2,)]
+    assert world.rows("WITH e AS (SELECT * FROM db.t) SELECT (SELECT count(*) FROM e), "
+                      "count(*) FROM e WHERE kind = 'b'") == [(6, 3)]
