@@ -47,7 +47,7 @@ from icenb.table.scan import Scan
 from icenb.table.table import Table
 
 __all__ = ["Resolve", "TimeTravel", "is_spark_error", "run_sql", "run_view_sql",
-           "table_resolver", "view_schema"]
+           "scala_list", "table_resolver", "view_schema"]
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,8 @@ class _Found:
     qualified: list[_Qualified] = field(default_factory=list)
 
 
-def _seq(scala_seq: Any) -> list[Any]:
+def scala_list(scala_seq: Any) -> list[Any]:
+    """The items of a Scala collection reached through py4j."""
     it = scala_seq.iterator()
     out = []
     while it.hasNext():
@@ -172,7 +173,7 @@ class _Walker:
             return
         self.expressions(node, ctes)
         if name == "UnresolvedWith":
-            names = [(str(p._1()), p._2()) for p in _seq(node.cteRelations())]
+            names = [(str(p._1()), p._2()) for p in scala_list(node.cteRelations())]
             recursive = bool(node.allowRecursion())  # WITH RECURSIVE (Spark 4.1)
             visible = set(ctes)
             for cte, definition in names:
@@ -181,17 +182,17 @@ class _Walker:
                 visible.add(self.key(cte))
             self.plan(node.child(), frozenset(visible), node)
             return
-        for child in _seq(node.children()):
+        for child in scala_list(node.children()):
             self.plan(child, ctes, node)
 
     def expressions(self, node: Any, ctes: frozenset[str]) -> None:
-        for expression in _seq(node.expressions()):
+        for expression in scala_list(node.expressions()):
             self.expression(expression, ctes)
 
     def expression(self, expr: Any, ctes: frozenset[str]) -> None:
         name = expr.nodeName()
         if name == "UnresolvedAttribute":
-            parts = tuple(str(p) for p in _seq(expr.nameParts()))
+            parts = tuple(str(p) for p in scala_list(expr.nameParts()))
             span = _span(expr)
             if len(parts) >= 3 and span is not None:
                 self.found.qualified.append(_Qualified(parts, *span, star=False))
@@ -199,17 +200,17 @@ class _Walker:
             target = expr.target()
             span = _span(expr)
             if target.isDefined() and span is not None:
-                parts = tuple(str(p) for p in _seq(target.get()))
+                parts = tuple(str(p) for p in scala_list(target.get()))
                 if len(parts) >= 2:
                     self.found.qualified.append(_Qualified(parts, *span, star=True))
         if self.subquery_class.isInstance(expr):
             self.plan(expr.plan(), ctes)
-        for child in _seq(expr.children()):
+        for child in scala_list(expr.children()):
             self.expression(child, ctes)
 
     def relation(self, relation: Any, node: Any, time_travel: TimeTravel | None,
                  ctes: frozenset[str], parent: Any) -> None:
-        parts = tuple(str(p) for p in _seq(relation.multipartIdentifier()))
+        parts = tuple(str(p) for p in scala_list(relation.multipartIdentifier()))
         if time_travel is None and (
                 (len(parts) == 1 and self.key(parts[0]) in ctes) or self.is_temp_view(parts)):
             return

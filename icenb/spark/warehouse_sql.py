@@ -71,7 +71,7 @@ from icenb.errors import (
 )
 from icenb.reprs import safe_repr
 from icenb.spark.session import get_spark, register
-from icenb.spark.view_sql import TimeTravel, is_spark_error, run_sql
+from icenb.spark.view_sql import TimeTravel, is_spark_error, run_sql, scala_list
 from icenb.spec.expressions import AlwaysTrue, Expression, or_
 from icenb.table.scan import Scan
 from icenb.table.table import Table
@@ -336,22 +336,14 @@ def _scans_per_read(plan: Any, spark: Any) -> dict[int, int]:
             number = relation.options().get(READ_NUMBER)
             if number is not None:
                 counts[int(number)] = counts.get(int(number), 0) + 1
-        plans.extend(_seq(node.children()))
-        expressions = _seq(node.expressions())
+        plans.extend(scala_list(node.children()))
+        expressions = scala_list(node.expressions())
         while expressions:
             expr = expressions.pop()
             if subquery.isInstance(expr):
                 plans.append(expr.plan())
-            expressions.extend(_seq(expr.children()))
+            expressions.extend(scala_list(expr.children()))
     return counts
-
-
-def _seq(scala_seq: Any) -> list[Any]:
-    it = scala_seq.iterator()
-    out = []
-    while it.hasNext():
-        out.append(it.next())
-    return out
 
 
 def _probe(query: str, resolver: WarehouseResolver, namespace: Sequence[str],
