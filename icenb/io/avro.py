@@ -1107,7 +1107,8 @@ def _decode_group(group: list[_Parsed], keep: Keep) -> list[pa.Table]:
 
 
 def read_avro_tables(files: Sequence[tuple[str, bytes]], *,
-                     columns: Sequence[str] | None = None, threads: int = 1) -> list[pa.Table]:
+                     columns: Sequence[str] | None = None, threads: int = 1,
+                     files_per_call: int = 1) -> list[pa.Table]:
     """Decode many container files at once (batched lockstep); one Arrow table per file.
 
     ``columns`` projects dotted field paths (``"status"``, ``"data_file.partition"``,
@@ -1132,7 +1133,7 @@ def read_avro_tables(files: Sequence[tuple[str, bytes]], *,
     out: list[pa.Table | None] = [None] * len(parsed)
     for idx in groups.values():
         group = [parsed[i] for i in idx]
-        tables = _compiled(group, columns, keep, threads)
+        tables = _compiled(group, columns, keep, threads, files_per_call)
         if tables is None:
             tables = _native(group, [files[i] for i in idx], columns, threads)
         if tables is None:
@@ -1157,8 +1158,17 @@ def _cores() -> int:
 COMPILED_MIN_BYTES = 16 << 20
 
 
+def expect_decoding(stored_bytes: int) -> None:
+    """A caller about to decode ``stored_bytes`` of Avro files in several small batches (e.g.
+    planning's groups of manifests) loads the compiled decoder now when the whole is worth it:
+    each batch alone may be under :data:`COMPILED_MIN_BYTES` (deflate shrinks manifests
+    ~2.5x)."""
+    if 2 * stored_bytes >= COMPILED_MIN_BYTES and not avro_compiled.loaded():
+        avro_compiled.available()
+
+
 def _compiled(group: list[_Parsed], columns: Sequence[str] | None, keep: Keep,
-              threads: int) -> list[pa.Table] | None:
+              threads: int, files_per_call: int = 1) -> list[pa.Table] | None:
     """The group decoded by :mod:`icenb.io.avro_compiled` (same tables), or None."""
     if not avro_compiled.loaded():
         size = sum(len(b) for f in group for _, b in f.blocks)
@@ -1172,7 +1182,7 @@ def _compiled(group: list[_Parsed], columns: Sequence[str] | None, keep: Keep,
         return None
     return avro_compiled.decode_files([f.blocks for f in group], group[0].schema_text, keep,
                                       None if columns is None else tuple(columns), target,
-                                      threads)
+                                      threads, files_per_call)
 
 
 #: Groups of at most this many files (and more than one block in all) go to the native

@@ -543,12 +543,14 @@ def _compile(schema_text: bytes, keep: Keep, keep_key: Any) -> _Compiled | None:
 
 
 def decode_files(blocks_per_file: Sequence[Sequence[tuple[int, bytes]]], schema_text: bytes,
-                 keep: Keep, keep_key: Any, target: pa.Schema, threads: int = 1
-                 ) -> list[pa.Table] | None:
+                 keep: Keep, keep_key: Any, target: pa.Schema, threads: int = 1,
+                 files_per_call: int = 1) -> list[pa.Table] | None:
     """Each file's decompressed blocks decoded to a table of schema ``target``, or None when
     the schema is not covered, numba is missing, or any file is malformed (the caller then
-    decodes with the lockstep decoder, which reports what is wrong). ``threads`` files are
-    decoded at a time (the kernels release the GIL); each table owns its buffers."""
+    decodes with the lockstep decoder, which reports what is wrong). ``threads`` runs of the
+    kernel at a time (they release the GIL). With ``files_per_call`` 1 each table owns its
+    buffers; with more, that many files decode in one run (less Python work per file) and
+    their tables are slices of its buffers (for callers that copy what they keep)."""
     kernels = _load() if available() else None
     if kernels is None:
         return None
@@ -556,14 +558,15 @@ def decode_files(blocks_per_file: Sequence[Sequence[tuple[int, bytes]]], schema_
     if compiled is None:
         return None
     try:
-        return _decode_batch(kernels, compiled, blocks_per_file, target, threads)
+        return _decode_batch(kernels, compiled, blocks_per_file, target, threads,
+                             files_per_call)
     except (_Unsupported, pa.ArrowException, ValueError, TypeError, IndexError):
         return None
 
 
 def _decode_batch(kernels: tuple[Any, Any, Any], c: _Compiled,
                   blocks_per_file: Sequence[Sequence[tuple[int, bytes]]], target: pa.Schema,
-                  threads: int) -> list[pa.Table] | None:
+                  threads: int, files_per_call: int = 1) -> list[pa.Table] | None:
     # File by file: a file's flat buffers are small enough for the allocator to reuse (one
     # buffer for a whole batch of manifests is page-faulted anew on every call, which costs
     # more than the Python calls it saves).
@@ -588,14 +591,28 @@ def _decode_batch(kernels: tuple[Any, Any, Any], c: _Compiled,
         return pa.Table.from_arrays(arrays, schema=target) if arrays else \
             pa.table({"_": pa.nulls(rows)}).select([])
 
-    if threads > 1 and len(blocks_per_file) > 1:
-        with ThreadPoolExecutor(max_workers=min(threads, len(blocks_per_file))) as pool:
-            tables = list(pool.map(one, blocks_per_file))
+    calls: list[Sequence[tuple[int, bytes]]] = [list(b) for b in blocks_per_file]
+    if files_per_call > 1:  # several files per kernel run, each file a slice of its table
+        calls = [[blk for b in blocks_per_file[i:i + files_per_call] for blk in b]
+                 for i in range(0, len(blocks_per_file), files_per_call)]
+    if threads > 1 and len(calls) > 1:
+        with ThreadPoolExecutor(max_workers=min(threads, len(calls))) as pool:
+            tables = list(pool.map(one, calls))
     else:
-        tables = [one(b) for b in blocks_per_file]
+        tables = [one(b) for b in calls]
     if any(t is None for t in tables):
         return None
-    return [t for t in tables if t is not None]
+    if files_per_call <= 1:
+        return [t for t in tables if t is not None]
+    out: list[pa.Table] = []
+    for i, t in enumerate(tables):
+        assert t is not None
+        start = 0
+        for b in blocks_per_file[i * files_per_call:(i + 1) * files_per_call]:
+            rows = sum(n for n, _ in b)
+            out.append(t.slice(start, rows))
+            start += rows
+    return out
 
 
 def _decode_run(decode: Any, data: Any, starts: IntArray, ends: IntArray, counts: IntArray,

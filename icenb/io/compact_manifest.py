@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from icenb.io.avro import expect_decoding
 from icenb.io.file_io import FileIO
 from icenb.io.manifest_reader import (
     CacheKey,
@@ -94,9 +95,11 @@ class DecodedGroup:
 
 def decode_data_manifests(io: FileIO, manifests: Sequence[ManifestFile],
                           columns: Sequence[str], stats: bool,
-                          cache: ManifestCache | None) -> DecodedGroup:
+                          cache: ManifestCache | None, plan_bytes: int = 0) -> DecodedGroup:
     """The first half of :func:`compact_data_manifests` (reading and decoding, mostly without
-    the GIL): a thread runs it for the next group while the caller compacts this one."""
+    the GIL): a thread runs it for the next group while the caller compacts this one.
+    ``plan_bytes``: the stored bytes of all the groups a plan reads (the compiled decoder is
+    loaded for a large plan even though each group is small)."""
     found: list[CompactManifest | None] = []
     for m in manifests:
         hit = None
@@ -106,6 +109,8 @@ def decode_data_manifests(io: FileIO, manifests: Sequence[ManifestFile],
                 hit = cache.get(_key(m, False))
         found.append(hit)
     missing = [i for i, c in enumerate(found) if c is None]
+    if missing:
+        expect_decoding(plan_bytes)
     tables = read_manifest_tables(io, [manifests[i] for i in missing], columns=columns) \
         if missing else []
     return DecodedGroup(manifests, found, missing, tables)

@@ -433,7 +433,8 @@ def gc_paused() -> Iterator[None]:
 
 
 def _decode(io: FileIO, manifests: Sequence[ManifestFile], columns: tuple[str, ...] | None,
-            cache: ManifestCache | None, max_workers: int) -> list[pa.Table]:
+            cache: ManifestCache | None, max_workers: int, files_per_call: int = 1
+            ) -> list[pa.Table]:
     """Each manifest's entry table (from the cache when there), the missing ones decoded in
     one batch; a manifest listed twice is read once."""
     keys = [_entries_key(m, columns) for m in manifests]
@@ -448,7 +449,8 @@ def _decode(io: FileIO, manifests: Sequence[ManifestFile], columns: tuple[str, .
     if missing:
         with progress(READING_MANIFESTS, total=len(missing)) as task:
             for batch in _batches(list(missing.items()), manifests):
-                _decode_batch(io, batch, manifests, columns, cache, max_workers, out)
+                _decode_batch(io, batch, manifests, columns, cache, max_workers, out,
+                              files_per_call)
                 task.advance(len(batch))
     return [t for t in out if t is not None]
 
@@ -478,14 +480,15 @@ def _batches(pending: list[tuple[CacheKey, list[int]]], manifests: Sequence[Mani
 def _decode_batch(io: FileIO, batch: list[tuple[CacheKey, list[int]]],
                   manifests: Sequence[ManifestFile], columns: tuple[str, ...] | None,
                   cache: ManifestCache | None, max_workers: int,
-                  out: list[pa.Table | None]) -> None:
+                  out: list[pa.Table | None], files_per_call: int = 1) -> None:
     """Read and decode the manifests of ``batch`` in one go; each entry table goes to ``out`` at
     the indices the manifest was listed at (and into the cache)."""
     todo = [manifests[idx[0]] for _, idx in batch]
     blobs = _read_all(io, todo, max_workers)
     named = [(m.manifest_path, b) for m, b in zip(todo, blobs, strict=True)]
     with gc_paused():
-        tables = read_avro_tables(named, columns=columns, threads=max_workers)
+        tables = read_avro_tables(named, columns=columns, threads=max_workers,
+                                  files_per_call=files_per_call)
         for (key, idx), m, (name, blob), table in zip(batch, todo, named, tables,
                                                       strict=True):
             meta = avro_file_metadata(name, blob)
@@ -532,6 +535,10 @@ def read_manifest_entries(
     return concat_entry_tables(_decode(io, manifests, projection, cache, max_workers))
 
 
+#: Manifests decoded in one run of the compiled decoder by :func:`read_manifest_tables`.
+FILES_PER_DECODE = 12
+
+
 def read_manifest_tables(
     io: FileIO,
     manifests: Sequence[ManifestFile],
@@ -540,11 +547,13 @@ def read_manifest_tables(
     max_workers: int = DEFAULT_MAX_WORKERS,
 ) -> list[pa.Table]:
     """Each manifest's entry table, as :func:`read_manifest_entries` builds them, decoded now
-    (no cache): for callers that keep something smaller than the decoded table."""
+    (no cache): for callers that copy what they keep (the tables may be slices of buffers
+    that several manifests decoded together share)."""
     projection: tuple[str, ...] | None = None
     if columns is not None:
         projection = tuple(sorted({*columns, *_INHERITANCE_COLUMNS}))
-    return _decode(io, manifests, projection, None, max_workers)
+    return _decode(io, manifests, projection, None, max_workers,
+                   files_per_call=FILES_PER_DECODE)
 
 
 def concat_entry_tables(tables: Sequence[pa.Table]) -> pa.Table:

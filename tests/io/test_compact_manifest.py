@@ -198,3 +198,29 @@ def test_deflate_blocks_inflate_alike_with_and_without_isal(
     assert avro._inflate_function()(blob) == data
     monkeypatch.setitem(sys.modules, "isal", None)  # not installed: zlib
     assert avro._inflate_function()(blob) == data
+
+
+def test_several_manifests_per_kernel_run_decode_as_one_each(java_tables: JavaTables) -> None:
+    import json
+
+    from icenb.io import avro, avro_compiled
+
+    if not avro_compiled.available():
+        pytest.skip("numba not installed")
+    md = load_table_metadata(str(java_tables.location("db.v2_maintenance")))
+    io = FileIO()
+    paths = {m.manifest_path for snap in md.snapshots
+             for m in read_manifest_list(io, snap, md.format_version)}
+    parsed = [avro._parse(p, io.new_input(p).read()) for p in sorted(paths)]
+    parsed = [p for p in parsed if p.schema_text == parsed[0].schema_text]
+    assert len(parsed) > 2
+    target = avro.avro_arrow_schema(parsed[0].name, json.loads(parsed[0].schema_text))
+    keep = avro._keep_for(None)
+    blocks = [p.blocks for p in parsed]
+    one = avro_compiled.decode_files(blocks, parsed[0].schema_text, keep, None, target)
+    grouped = avro_compiled.decode_files(blocks, parsed[0].schema_text, keep, None, target,
+                                         threads=2, files_per_call=2)
+    assert one is not None and grouped is not None
+    assert [t.num_rows for t in grouped] == [t.num_rows for t in one]
+    for a, b in zip(one, grouped, strict=True):
+        assert a.equals(b)

@@ -353,8 +353,10 @@ def _select_data_files(io: FileIO, manifests: Sequence[ManifestFile],
     columns = _PLANNING_COLUMNS + (_STATS_COLUMNS if stats else ())
     groups = _groups(manifests)
 
+    plan_bytes = sum(max(m.manifest_length or 0, 0) for m in manifests)
+
     def load(group: list[ManifestFile]) -> DecodedGroup:
-        return decode_data_manifests(io, group, columns, stats, cache)
+        return decode_data_manifests(io, group, columns, stats, cache, plan_bytes)
 
     parts: list[pa.Table] = []
     considered = 0
