@@ -76,12 +76,13 @@ Resolve = Callable[[tuple[str, ...], TimeTravel | None], Any]
 
 def table_resolver(load: Callable[[tuple[str, ...]], Table], spark: Any = None) -> Resolve:
     """A :data:`Resolve` from a table loader (e.g. ``Warehouse.table``): the table's current
-    rows, or the state a time travel asks for, read through the ``icenb`` data source."""
-    def resolve(identifier: tuple[str, ...], time_travel: TimeTravel | None) -> Any:
-        table = load(identifier)
-        scan = table.scan() if time_travel is None else time_travel.scan(table)
-        return scan.to_spark(spark)
-    return resolve
+    rows, or the state a time travel asks for, read through the ``icenb`` data source; and,
+    as in ``Warehouse.sql``, a table's metadata tables (``db.t.snapshots``) and states
+    (``db.t.branch_audit``) by Iceberg's Spark names (:mod:`icenb.spark.warehouse_sql`)."""
+    from icenb.spark.warehouse_sql import CatalogResolver  # it imports this module
+
+    resolver = CatalogResolver(load, get_spark() if spark is None else register(spark))
+    return resolver
 
 
 # --------------------------------------------------------------------------- plan walking

@@ -55,7 +55,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +79,7 @@ from icenb.table.table import Table
 if TYPE_CHECKING:
     from icenb.table.warehouse import Warehouse
 
-__all__ = ["METADATA_TABLES", "WarehouseResolver", "warehouse_sql"]
+__all__ = ["METADATA_TABLES", "CatalogResolver", "warehouse_sql"]
 
 #: The metadata tables of ``t.inspect``, by their Spark names.
 METADATA_TABLES: tuple[str, ...] = (
@@ -126,12 +126,19 @@ def _named(error: NoSuchSnapshot, table: str) -> NoSuchSnapshot:
 
 @safe_repr
 @dataclass
-class WarehouseResolver:
-    """Resolves the table references of a query against a warehouse (see the module
-    docstring); one per query, so every reference to a table reads one loaded state."""
+class CatalogResolver:
+    """Resolves the table references of a query against a catalog's tables (and views, when
+    it can load them; see the module docstring). One per query, so every reference to a table
+    reads one loaded state."""
 
-    warehouse: Warehouse
+    load_table: Callable[[tuple[str, ...]], Table]
     spark: Any
+    #: Loads a view (None: names are tables only, as in a view's SQL run from ``View``).
+    load_view: Callable[[tuple[str, ...]], Any] | None = None
+    #: The catalog's own names (a view's SQL resolved with it drops them).
+    catalog_names: tuple[str, ...] = ()
+    #: Where the tables live, for errors.
+    location: str | None = None
     #: Extra data source options of every table read (e.g. ``icenb.plan-log``).
     read_options: Mapping[str, str] = field(default_factory=dict)
     #: The probe's log (reads then plan nothing and log the filters Spark pushes), or None.
@@ -155,7 +162,7 @@ class WarehouseResolver:
                 self._tables[identifier] = None
             else:
                 try:
-                    self._tables[identifier] = self.warehouse.table(identifier)
+                    self._tables[identifier] = self.load_table(identifier)
                 except NotFound:
                     self._tables[identifier] = None
         return self._tables[identifier]
@@ -174,18 +181,18 @@ class WarehouseResolver:
         base = self._table(identifier[:-1]) if len(identifier) >= 3 else None
         if base is None:
             raise NoSuchTable(f"no table or view named {_name(identifier)} in the warehouse",
-                              file=self.warehouse.location, field="sql",
+                              file=self.location, field="sql",
                               value=_name(identifier))
         return self._of_table(base, identifier, time_travel)
 
     # ------------------------------------------------------------------ views
 
     def _view(self, identifier: tuple[str, ...]) -> Any:
-        if len(identifier) < 2:
+        if len(identifier) < 2 or self.load_view is None:
             return None
         if identifier not in self._views:
             try:
-                self._views[identifier] = self.warehouse.view(identifier)
+                self._views[identifier] = self.load_view(identifier)
             except NotFound:
                 self._views[identifier] = None
         return self._views[identifier]
@@ -206,7 +213,7 @@ class WarehouseResolver:
         try:
             df = run_sql(sql, self, default_catalog=version.default_catalog,
                          default_namespace=version.default_namespace,
-                         catalog_names=(self.warehouse.catalog.name,), spark=self.spark,
+                         catalog_names=self.catalog_names, spark=self.spark,
                          what=f"view {_name(identifier)}")
         finally:
             self._expanding.pop()
@@ -268,7 +275,7 @@ class WarehouseResolver:
             f"no table or view named {_name(identifier)} in the warehouse; {table_name} is a "
             f"table, and {last!r} is none of its metadata tables ({', '.join(METADATA_TABLES)})"
             " nor branch_<name>, tag_<name>, snapshot_id_<id>, at_timestamp_<ms>",
-            file=self.warehouse.location, field="sql", value=_name(identifier))
+            file=self.location, field="sql", value=_name(identifier))
 
     def _snapshot_id(self, table: Table, name: str, time_travel: TimeTravel) -> int | None:
         return self._scan(table, name, time_travel).snapshot_id
@@ -346,7 +353,7 @@ def _scans_per_read(plan: Any, spark: Any) -> dict[int, int]:
     return counts
 
 
-def _probe(query: str, resolver: WarehouseResolver, namespace: Sequence[str],
+def _probe(query: str, resolver: CatalogResolver, namespace: Sequence[str],
            spark: Any) -> dict[int, Expression]:
     """The filter each table read of ``query`` can carry: Spark's optimizer pushes its
     filters to probe reads (which log them and plan nothing), and a read gets the OR of what
@@ -358,7 +365,7 @@ def _probe(query: str, resolver: WarehouseResolver, namespace: Sequence[str],
         resolver.restart(probe_log=log)
         df = run_sql(query, resolver, default_catalog=None,
                      default_namespace=tuple(namespace),
-                     catalog_names=(resolver.warehouse.catalog.name,), spark=spark)
+                     catalog_names=resolver.catalog_names, spark=spark)
         before = spark.conf.get(PUSHDOWN_CONF, None)
         spark.conf.set(PUSHDOWN_CONF, "true")  # for the probe only: the user's value is restored
         try:
@@ -402,7 +409,9 @@ def warehouse_sql(query: str, warehouse: Warehouse, *,
     ``read_options``: more data source options of every table read.
     """
     spark = get_spark() if spark is None else register(spark)
-    resolver = WarehouseResolver(warehouse, spark, read_options=dict(read_options or {}))
+    resolver = CatalogResolver(warehouse.table, spark, load_view=warehouse.view,
+                               catalog_names=(warehouse.catalog.name,),
+                               location=warehouse.location, read_options=dict(read_options or {}))
     baked = _probe(query, resolver, namespace, spark) if prune else {}
     resolver.restart(baked=baked)
     return run_sql(query, resolver, default_catalog=None, default_namespace=tuple(namespace),

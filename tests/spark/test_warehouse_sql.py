@@ -209,3 +209,15 @@ def test_a_pruned_dataframe_stays_right_when_reused(world: World) -> None:
                       "UNION ALL SELECT count(*) FROM e WHERE kind = 'c'") == [(1,), (2,)]
     assert world.rows("WITH e AS (SELECT * FROM db.t) SELECT (SELECT count(*) FROM e), "
                       "count(*) FROM e WHERE kind = 'b'") == [(6, 3)]
+
+
+def test_a_view_over_metadata_tables_and_branches(world: World) -> None:
+    """A view's SQL may name metadata tables and branch_/tag_ states too: its schema is
+    derived through them, and it runs through wh.sql and View.to_spark alike."""
+    v = world.wh.create_view(
+        "db.audit_ops", "SELECT s.operation, count(*) AS n FROM db.t.snapshots s "
+        "JOIN db.t.branch_audit b ON b.id = 20 GROUP BY s.operation", spark=world.spark)
+    assert [f.name for f in v.schema.fields] == ["operation", "n"]
+    want = [("append", 3), ("delete", 1)]  # the snapshots of main and audit, by operation
+    assert world.rows("SELECT * FROM db.audit_ops") == want
+    assert sorted(map(tuple, v.to_pandas(spark=world.spark).values.tolist())) == want
