@@ -1,4 +1,7 @@
-"""Run a view's Spark SQL with its table references resolved against icenb tables.
+"""Run Spark SQL with its table references resolved against icenb tables: a view's SQL
+(``View.to_spark``, schemas of new versions) and any query over a warehouse (``Warehouse.sql``,
+:mod:`icenb.spark.warehouse_sql`, which also defines how a name becomes a table, a view, a
+metadata table or a table state).
 
 A view version stores its SQL with a ``default-catalog`` and ``default-namespace`` used to
 resolve the identifiers in it (view spec: "Versions"). Spark cannot resolve icenb tables by
