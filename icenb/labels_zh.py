@@ -1062,7 +1062,6 @@ ZH: dict[str, str] = {
     'Starting Spark': '正在启动 Spark',
     'Building the demo warehouse': '正在构建演示仓库',
     # ---- the %%sql cell magic (icenb.sql_magic)
-    'first {n:,} rows; more exist (--limit to see more)':
-        '前 {n:,} 行；还有更多（用 --limit 查看更多）',
+    'first {n:,} rows; more exist (see --limit)': '前 {n:,} 行；还有更多（见 --limit）',
     '{n:,} rows': '{n:,} 行',
 }

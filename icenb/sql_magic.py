@@ -70,7 +70,7 @@ class SqlResult:
     def _subtitle(self) -> str:
         n = self.rows.num_rows
         if self.more:
-            return t("first {n:,} rows; more exist (--limit to see more)", n=n)
+            return t("first {n:,} rows; more exist (see --limit)", n=n)
         return t("{n:,} rows", n=n)
 
     def _rendered(self) -> Any:
