@@ -350,6 +350,8 @@ class Warehouse:
         metadata tables of ``t.inspect`` by Iceberg's Spark names (``db.t.snapshots``,
         ``db.t.files VERSION AS OF 123``, ...); the session's temporary views work too.
 
+        The query's filters prune the manifests and files each table read plans (as
+        ``t.scan(filter=...)`` would), and the DataFrame stays right however often it runs.
         ``namespace`` (``"db"`` or ``["a", "b"]``): where one-part table names are looked up
         (default ``default``, Spark's). How names resolve, and the errors (``NoSuchTable``,
         ``NoSuchSnapshot``, ``ValidationError`` with Spark's message): in
