@@ -18,7 +18,10 @@ runs it. What a name means, in order (as Iceberg's ``SparkCatalog`` over a catal
      ``all_entries``, ``all_files``, ``all_data_files``, ``all_delete_files``: the rows of
      ``t.inspect.<name>()`` (:mod:`icenb.table.explore.inspect`);
    - ``branch_<name>``, ``tag_<name>``, ``snapshot_id_<id>``, ``at_timestamp_<ms>``: the
-     table at that ref, snapshot or time (not combinable with ``AS OF``).
+     table at that ref, snapshot or time (not combinable with ``AS OF``);
+   - ``changes``: the table's changelog from its first snapshot to the current one
+     (``t.changes(None)``: ``_change_type``, ``_change_ordinal``, ``_commit_snapshot_id``), as
+     Iceberg's changelog table (no ``AS OF``).
 
 So ``db.t.snapshots`` is a table named ``snapshots`` in namespace ``db.t`` when there is one,
 and the snapshots of table ``db.t`` otherwise, exactly as in Iceberg (``BaseMetastoreCatalog``
@@ -99,6 +102,9 @@ _SELECTORS = (
     (re.compile(r"branch_(.*)", re.DOTALL), "branch"),
     (re.compile(r"tag_(.*)", re.DOTALL), "tag"),
 )
+
+#: Iceberg's Spark name of a table's changelog (``SparkChangelogTable``).
+_CHANGES = "changes"
 
 #: Spark's current namespace in a new session: where one-part names are looked up.
 DEFAULT_NAMESPACE = ("default",)
@@ -271,10 +277,19 @@ class CatalogResolver:
                                          value=value)
                 selected = TimeTravel(ref=value)
             return self._read(base, table_name, selected)
+        if meta == _CHANGES:
+            if time_travel is not None:
+                raise UnsupportedFeature(f"{table_name}.changes takes no AS OF (Iceberg: AS OF "
+                                         "is not supported for changelogs)", field="sql",
+                                         value=_travel_text(time_travel))
+            key = (id(base), _CHANGES, None)
+            if key not in self._metadata:
+                self._metadata[key] = base.changes(None).to_spark(self.spark)
+            return self._metadata[key]
         raise NoSuchTable(
             f"no table or view named {_name(identifier)} in the warehouse; {table_name} is a "
             f"table, and {last!r} is none of its metadata tables ({', '.join(METADATA_TABLES)})"
-            " nor branch_<name>, tag_<name>, snapshot_id_<id>, at_timestamp_<ms>",
+            " nor changes, branch_<name>, tag_<name>, snapshot_id_<id>, at_timestamp_<ms>",
             file=self.location, field="sql", value=_name(identifier))
 
     def _snapshot_id(self, table: Table, name: str, time_travel: TimeTravel) -> int | None:

@@ -221,3 +221,14 @@ def test_a_view_over_metadata_tables_and_branches(world: World) -> None:
     want = [("append", 3), ("delete", 1)]  # the snapshots of main and audit, by operation
     assert world.rows("SELECT * FROM db.audit_ops") == want
     assert sorted(map(tuple, v.to_pandas(spark=world.spark).values.tolist())) == want
+
+
+def test_the_changelog_by_its_iceberg_name(world: World) -> None:
+    got = world.sql("SELECT * FROM db.t.changes")
+    want = world.t.changes(None).to_arrow()
+    assert got.columns == want.column_names
+    assert _arrow_rows(got.toArrow()) == _arrow_rows(want)
+    assert world.rows("SELECT _change_type, count(*) FROM db.t.changes GROUP BY 1") == [
+        ("DELETE", 1), ("INSERT", 7)]
+    with pytest.raises(UnsupportedFeature, match="changelogs"):
+        world.sql("SELECT * FROM db.t.changes VERSION AS OF 'v1'")
