@@ -320,8 +320,11 @@ def _split_map(name: str, column: pa.Array, out: dict[str, pa.Array]) -> None:
         order = np.arange(width, dtype=np.int64)[:, None] + \
             np.arange(0, n * width, width, dtype=np.int64)[None, :]
         taken = _narrow(items.take(pa.array(order.reshape(-1))))
-        for j, key in enumerate(keys[:width].tolist()):
-            out[metric_column(name, int(key))] = taken.slice(j * n, n)
+        columns = [taken.slice(j * n, n) for j in range(width)]
+        if pa.types.is_binary(taken.type) and taken.null_count == 0:
+            columns = _fixed_width(taken, columns, n)
+        for key, column_j in zip(keys[:width].tolist(), columns, strict=True):
+            out[metric_column(name, int(key))] = column_j
         return
     rows = np.repeat(np.arange(n, dtype=np.int64), counts)
     order = np.lexsort((rows, keys))  # by key, then row: one take, then a slice per key
@@ -376,7 +379,8 @@ def _rebuild_map(metrics: pa.Table, f: pa.Field, n: int) -> pa.Array:
     key_type = t.key_type if is_map else t.value_type.field(0).type
     item_type = t.item_type if is_map else t.value_type.field(1).type
     ids = _field_ids(metrics, f.name)
-    cols = [_single(metrics.column(metric_column(f.name, i))).cast(item_type) for i in ids]
+    cols = [_single(metrics.column(metric_column(f.name, i))) for i in ids]
+    cols = [c if c.type == item_type else c.cast(item_type) for c in cols]
     valid = np.zeros((n, len(ids)), dtype=bool)
     for k, c in enumerate(cols):
         valid[:, k] = c.is_valid().to_numpy(zero_copy_only=False) if c.null_count else True
@@ -420,10 +424,27 @@ def concat_metrics(parts: Sequence[pa.Table], columns: Sequence[str]
     return out
 
 
+def _fixed_width(taken: pa.Array, columns: list[pa.Array], n: int) -> list[pa.Array]:
+    """Bound columns whose values all have one length (a long's 8 bytes...) as fixed-size
+    binary: no offsets (4 bytes a value). Then the others are copied too, so that no column
+    keeps ``taken`` (all the keys' bytes) alive."""
+    offsets = np.frombuffer(taken.buffers()[1], np.int32)[taken.offset:taken.offset + len(taken)
+                                                         + 1]
+    lengths = np.diff(offsets).reshape(-1, n)
+    width = lengths[:, 0]
+    fixed = (lengths == width[:, None]).all(axis=1) & (width > 0)
+    if not fixed.any():
+        return columns
+    return [c.cast(pa.binary(int(w))) if f else pa.concat_arrays([c])
+            for c, f, w in zip(columns, fixed.tolist(), width.tolist(), strict=True)]
+
+
 def _common_type(types: list[pa.DataType]) -> pa.DataType:
     first = types[0]
     if all(t == first for t in types):
         return first
     if all(pa.types.is_integer(t) for t in types):
         return pa.int64()
+    if all(pa.types.is_binary(t) or pa.types.is_fixed_size_binary(t) for t in types):
+        return pa.binary()  # bounds of one length in some manifests, not in others
     return first

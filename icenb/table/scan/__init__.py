@@ -193,7 +193,7 @@ class Scan:
         """The data files (and delete files) this scan reads. Spec: Scan Planning.
 
         As Iceberg Java's ``planFiles``, the planned data files carry no column metrics
-        unless ``column_stats=True`` or the filter needs them (they still prune files).
+        unless ``column_stats=True`` (metrics the filter needs are read and prune files).
         Decoded manifest lists and manifests are kept in the table's FileIO's
         :func:`~icenb.io.manifest_reader.shared_manifest_cache` (they are immutable), so
         planning the same snapshot again reads no file."""

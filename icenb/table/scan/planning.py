@@ -113,8 +113,10 @@ class ScanPlan:
 
     ``data_entries`` / ``delete_entries`` are manifest entry tables (columns of
     :func:`~icenb.io.manifest_reader.read_manifest_entries`, without ``column_sizes``, and
-    without the other metrics when planned with ``column_stats=False``; one chunk per manifest,
-    never copied when every entry is selected); ``deletes_per_file[i]`` holds the row indices
+    data entries without the other metrics when planned with ``column_stats=False``; for
+    v1-v3 tables ``manifest_path`` is dictionary-encoded and data entries are slices of the
+    compact manifests planning caches, not copied when every entry of a group of manifests is
+    selected, see :mod:`icenb.io.compact_manifest`); ``deletes_per_file[i]`` holds the row indices
     in ``delete_entries`` of the deletes that apply to data entry ``i``. ``tasks`` and
     ``files`` are built on first access.
     """
@@ -261,7 +263,8 @@ def plan_files(
     the snapshot's schema; a branch read uses the table's current schema). Manifests are
     decoded without ``column_sizes`` (planning never uses it); ``column_stats=False`` also
     skips the other column metrics of data files unless the filter needs them (as Iceberg
-    Java's ``planFiles`` without ``includeColumnStats``), so the plan's data files carry none.
+    Java's ``planFiles`` without ``includeColumnStats``), and the plan's data files carry none
+    either way (metrics a filter needs prune files, and stay in the cache).
     ``cache`` keeps decoded manifest lists and manifests: a warm re-plan opens no file.
     """
     expr = parse(row_filter) if isinstance(row_filter, str) else row_filter
@@ -292,7 +295,7 @@ def plan_files(
 
     # 1. manifests
     manifest_list = read_manifest_list_table(io, snapshot, metadata.format_version, cache=cache)
-    keep = manifest_mask(manifest_list, projections)
+    keep = manifest_mask(manifest_list, projections, cache, snapshot.manifest_list)
     chosen_rows = np.flatnonzero(keep)
     chosen = manifest_files_from_arrow(
         manifest_list if len(chosen_rows) == len(keep) else
@@ -306,7 +309,7 @@ def plan_files(
 
     # 2. files: data manifests streamed in groups, delete files masked over all entries
     selected, data_considered = _select_data_files(io, data_manifests, cache, projections,
-                                                   schema, bound, stats)
+                                                   schema, bound, stats, column_stats)
     selected_deletes, deletes_considered = select_files(delete_entries, False, projections,
                                                          schema, AlwaysTrue())
 
@@ -342,12 +345,14 @@ def _groups(manifests: Sequence[ManifestFile]) -> list[list[ManifestFile]]:
 
 def _select_data_files(io: FileIO, manifests: Sequence[ManifestFile],
                        cache: ManifestCache | None, projections: Projections, schema: Schema,
-                       bound: Expression, stats: bool) -> tuple[pa.Table, int]:
+                       bound: Expression, stats: bool, keep_stats: bool
+                       ) -> tuple[pa.Table, int]:
     """The live data files of ``manifests`` that may match (spec: Scan Planning, steps 2), and
     how many live ones there were. Manifests are decoded group by group into their compact
     form (:mod:`icenb.io.compact_manifest`, cached), the next group decoding in a thread
     while this one is pruned; only the selected entries are kept, with their metric maps
-    only when ``stats``."""
+    only when ``keep_stats``. ``stats``: the metrics are decoded (a filter or the caller
+    needs them)."""
     if not manifests:
         return read_manifest_entries(io, [], 2), 0
     columns = _PLANNING_COLUMNS + (_STATS_COLUMNS if stats else ())
@@ -360,6 +365,9 @@ def _select_data_files(io: FileIO, manifests: Sequence[ManifestFile],
 
     parts: list[pa.Table] = []
     considered = 0
+    if len(groups) == 1:  # nothing to overlap: no thread
+        compacts = finish_data_manifests(load(groups[0]), stats, cache)
+        return _select_compact(compacts, projections, schema, bound, keep_stats)
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending: Future[DecodedGroup] | None = pool.submit(load, groups[0])
         for i in range(len(groups)):
@@ -368,7 +376,7 @@ def _select_data_files(io: FileIO, manifests: Sequence[ManifestFile],
             pending = pool.submit(load, groups[i + 1]) if i + 1 < len(groups) else None
             compacts = finish_data_manifests(decoded, stats, cache)
             del decoded
-            part, n = _select_compact(compacts, projections, schema, bound, stats)
+            part, n = _select_compact(compacts, projections, schema, bound, keep_stats)
             considered += n
             if part.num_rows or not parts:
                 parts.append(part)

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from icenb.errors import IcebergError
 from icenb.io.avro import FIELD_ID_KEY
 from icenb.io.compact_manifest import concat_metrics, metric_column
+from icenb.io.manifest_reader import DecodedManifest, ManifestCache
 from icenb.spec.evaluators import evaluate_arrow
 from icenb.spec.expressions import (
     AlwaysFalse,
@@ -43,7 +44,7 @@ from icenb.spec.types import StructType
 
 __all__ = ["Projections", "compact_metrics_mask", "manifest_mask", "partition_children",
            "partition_mask", "select_files", "select_rows", "struct_array", "struct_column",
-           "take_rows"]
+           "take_rows", "without_metrics"]
 
 _METRIC_COLUMNS = ("record_count", "value_counts", "null_value_counts", "nan_value_counts",
                    "lower_bounds", "upper_bounds")
@@ -136,8 +137,12 @@ def struct_column(entries: pa.Table, name: str) -> pa.Array:
     return struct_array(pc.struct_field(entries.column("data_file"), name))
 
 
-def manifest_mask(manifest_list: pa.Table, projections: Projections) -> np.ndarray[Any, Any]:
-    """Manifests that may hold live matching files (spec: Scan Planning, manifest skipping)."""
+def manifest_mask(manifest_list: pa.Table, projections: Projections,
+                  cache: ManifestCache | None = None, location: str | None = None
+                  ) -> np.ndarray[Any, Any]:
+    """Manifests that may hold live matching files (spec: Scan Planning, manifest skipping).
+    With a ``cache`` and the list's ``location``, the decoded partition summaries are kept
+    (a warm plan of a large list only evaluates them)."""
     n = manifest_list.num_rows
     keep = np.ones(n, dtype=bool)
     names = manifest_list.column_names
@@ -158,8 +163,14 @@ def manifest_mask(manifest_list: pa.Table, projections: Projections) -> np.ndarr
             continue
         expr, ptype = projected
         rows = np.flatnonzero(spec_ids == sid)
-        parts = manifest_list.column("partitions").take(pa.array(rows))
-        mask = evaluate_manifests_arrow(expr, summaries_table(parts, ptype))
+        key = ("<partition-summaries>", location, int(sid), str(ptype))
+        hit = cache.get(key) if cache is not None and location is not None else None
+        if hit is None:
+            parts = manifest_list.column("partitions").take(pa.array(rows))
+            hit = DecodedManifest(summaries_table(parts, ptype), None, None)
+            if cache is not None and location is not None:
+                cache.put(key, hit)
+        mask = evaluate_manifests_arrow(expr, hit.table)
         keep[rows] &= np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
     return keep
 
@@ -268,9 +279,31 @@ def compact_metrics_mask(entries: pa.Table, metrics: Sequence[pa.Table],
         col = columns.get(metric_column(name, fid))
         if col is None:
             return None
-        return col if take is None else col.take(take)
+        if take is not None:
+            col = col.take(take)
+        if pa.types.is_fixed_size_binary(col.type):  # compact bounds: as stored, binary
+            col = col.cast(pa.binary())
+        return col
 
     stats = metrics_table_of(record_count, value, schema, fids, len(rows))
     mask = evaluate_inclusive_arrow(bound, stats)
     keep[rows] = np.asarray(pc.fill_null(mask, True).to_numpy(zero_copy_only=False), dtype=bool)
     return keep
+
+
+def without_metrics(entries: pa.Table) -> pa.Table:
+    """``entries`` with ``data_file`` lacking the column metric maps (spec: Manifests, fields
+    108-110, 125, 128, 137)."""
+    if "data_file" not in entries.column_names or entries.num_rows == 0:
+        return entries
+    df = entries.column("data_file")
+    fields = [f for f in df.type if f.name not in (*_METRIC_COLUMNS[1:], "column_sizes")]
+    if len(fields) == df.type.num_fields:
+        return entries
+    chunks = []
+    for chunk in df.chunks:
+        mask = chunk.is_null() if chunk.null_count else None
+        chunks.append(pa.StructArray.from_arrays([chunk.field(f.name) for f in fields],
+                                                 fields=fields, mask=mask))
+    return entries.set_column(entries.column_names.index("data_file"), "data_file",
+                              pa.chunked_array(chunks, pa.struct(fields)))

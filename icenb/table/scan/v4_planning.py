@@ -86,7 +86,7 @@ from icenb.spec.types import StructType
 from icenb.table.commit.v4_upgrade import manifest_file_of
 from icenb.table.scan.delete_index import match_deletes
 from icenb.table.scan.planning import ScanPlan, unified_partition_struct
-from icenb.table.scan.pruning import Projections, select_files
+from icenb.table.scan.pruning import Projections, select_files, without_metrics
 
 __all__ = [
     "SnapshotEntries",
@@ -614,6 +614,8 @@ def plan_root_manifest(io: FileIO, metadata: TableMetadata, snapshot: Snapshot, 
     data_entries = concat_entry_tables(data_tables)
     delete_entries = concat_entry_tables(delete_tables)
     selected, data_considered = select_files(data_entries, True, projections, schema, bound)
+    if not column_stats:  # metrics a filter needed pruned; the plan carries none (as v1-v3)
+        selected = without_metrics(selected)
     selected_deletes, deletes_considered = select_files(delete_entries, False, projections,
                                                          schema, AlwaysTrue())
     matched = match_deletes(selected, selected_deletes, specs)
