@@ -41,8 +41,8 @@ on the query: a later query of the same DataFrame that pushes no filter (``df.co
 ``df.where(...).show()``), or a second scan of it in one query (a self-join, a union, a CTE
 used twice), reads the first query's pruned files and returns wrong rows. A DataFrame read with
 ``pushdown=true`` must therefore serve one query. ``Warehouse.sql`` prunes without this risk:
-it learns in a probe which filters Spark pushes to each read and gives them to fresh reads as
-their own ``filter`` (:mod:`icenb.spark.warehouse_sql`).
+it reads the filters Spark's optimizer places on each read of the query and gives them to
+fresh reads as their own ``filter`` (:mod:`icenb.spark.warehouse_sql`).
 
 PySpark refuses a reader that defines ``pushFilters`` on a session without the flag
 (``DATA_SOURCE_PUSHDOWN_DISABLED``) and tells a data source nothing of the flag, so
@@ -123,9 +123,9 @@ RELOCATE = "relocate"
 PUSHDOWN = "pushdown"
 #: A local file each planning (and each executor's file opens) of the read is logged to.
 PLAN_LOG = "icenb.plan-log"
-#: Set by icenb.spark.warehouse_sql's probe: the filters Spark pushes to the read are logged
-#: there with its number, and nothing is planned.
-PROBE_LOG = "icenb.probe-log"
+#: Set by icenb.spark.warehouse_sql: ``true`` on the reads of a query it only optimizes (they
+#: plan nothing), and each table read's number in the query.
+PROBE = "icenb.probe"
 READ_NUMBER = "icenb.read-number"
 #: The Spark setting that lets a Python data source take filters (off by default in Spark).
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
@@ -137,7 +137,7 @@ _METADATA_PICKLE = "icenb.metadata-pickle"
 _RELOCATIONS = "icenb.relocations"  # the FileIO's relocations (JSON), from Scan.to_spark
 _READ_OPTIONS = frozenset({"path", "paths", SNAPSHOT_ID, BRANCH, TAG, AS_OF_TIMESTAMP, FILTER,
                            COLUMNS, CASE_SENSITIVE, SPLIT_SIZE, FILE_OPEN_COST, RELOCATE,
-                           PUSHDOWN, PLAN_LOG, PROBE_LOG, READ_NUMBER, _SCHEMA_ID, _FILTER_PICKLE,
+                           PUSHDOWN, PLAN_LOG, PROBE, READ_NUMBER, _SCHEMA_ID, _FILTER_PICKLE,
                            _METADATA_PICKLE, _RELOCATIONS})
 
 #: Table properties and defaults for packing tasks (as Iceberg's ``read.split.*``).
@@ -218,8 +218,7 @@ class _ReadState:
     file_open_cost: int | None
     plan_log: str | None = None
     pushdown: bool = False
-    probe_log: str | None = None
-    ref: str | None = None
+    probe: bool = False
 
     def scan(self) -> Scan:
         """The scan this state stands for (reloads the pinned metadata file)."""
@@ -283,7 +282,7 @@ def _resolve(options: Mapping[str, str]) -> _ReadState:
         file_open_cost=_int_option(options, FILE_OPEN_COST),
         plan_log=options.get(PLAN_LOG) or None,
         pushdown=_bool_option(options, PUSHDOWN, False),
-        probe_log=options.get(PROBE_LOG) or None, ref=options.get(READ_NUMBER) or None)
+        probe=_bool_option(options, PROBE, False))
 
 
 def _pick_state(md: TableMetadata, options: Mapping[str, str]) -> tuple[int | None, Schema]:
@@ -674,8 +673,8 @@ class IcenbReader(DataSourceReader):
         self._state = state
 
     def partitions(self) -> list[InputPartition]:
-        if self._state.probe_log:
-            return []  # a probe only learns which filters Spark pushes
+        if self._state.probe:
+            return []  # a read of a query that is only optimized, never run
         try:
             state = self._state
             _, parts = _plan_partitions(state.scan(), split_size=state.split_size,
@@ -709,10 +708,6 @@ class IcenbFilteringReader(IcenbReader):
         except IcebergError as e:
             raise _plain(e) from None
         result = translate_filters(filters, table_schema, case_sensitive=state.case_sensitive)
-        if state.probe_log:
-            _log_line(state.probe_log, {"ref": state.ref,
-                                        "filter": encode_option(result.expression)})
-            return iter(filters)
         if not isinstance(result.expression, AlwaysTrue):
             combined = result.expression if isinstance(state.row_filter, AlwaysTrue) else \
                 and_(state.row_filter, result.expression)
@@ -770,7 +765,7 @@ class IcenbDataSource(DataSource):
             raise UnsupportedFeature("the icenb source reads the table's own schema; choose "
                                      "columns with the 'columns' option, not a schema",
                                      field="schema", value=schema.simpleString())
-        if (state.pushdown or state.probe_log) and _pushdown_allowed():
+        if state.pushdown and not state.probe and _pushdown_allowed():
             return IcenbFilteringReader(state)
         return IcenbReader(state)
 

@@ -73,7 +73,7 @@ from icenb.spec.types import (
     TimestamptzType,
 )
 
-__all__ = ["Pushdown", "translate_filters"]
+__all__ = ["FilterTree", "Pushdown", "superset_expression", "translate_filters"]
 
 
 class _Keep(Exception):
@@ -271,3 +271,44 @@ def translate_filters(filters: Sequence[Any], schema: Schema, *,
         pushed.append(expr)
         (handled if exact else kept).append(f)
     return Pushdown(and_(*pushed), tuple(kept), tuple(handled))
+
+
+#: A Spark filter (a ``pyspark.sql.datasource`` filter), or ``("and" | "or", left, right)`` /
+#: ``("not", child)`` of them: what ``spark.sql.sources`` filters can express.
+FilterTree = Any
+
+
+def _tree(tree: FilterTree, schema: Schema, case_sensitive: bool, negate: bool
+          ) -> tuple[Expression, bool]:
+    if not isinstance(tree, tuple):
+        return _translate(tree, schema, case_sensitive, negate)
+    if tree[0] == "not":
+        return _tree(tree[1], schema, case_sensitive, not negate)
+    op = tree[0] if not negate else {"and": "or", "or": "and"}[tree[0]]  # De Morgan
+    if op == "and":  # a side icenb cannot express is dropped: a looser filter
+        parts = []
+        for side in tree[1:]:
+            try:
+                parts.append(_tree(side, schema, case_sensitive, negate))
+            except (_Keep, IcebergError):
+                continue
+        if not parts:
+            raise _Keep
+        return and_(*(e for e, _ in parts)), len(parts) == 2 and all(x for _, x in parts)
+    left = _tree(tree[1], schema, case_sensitive, negate)
+    right = _tree(tree[2], schema, case_sensitive, negate)
+    return or_(left[0], right[0]), left[1] and right[1]
+
+
+def superset_expression(tree: FilterTree, schema: Schema, *,
+                        case_sensitive: bool = True) -> Expression | None:
+    """An icenb expression that keeps every row Spark's ``WHERE`` ``tree`` keeps (exact where
+    :func:`translate_filters` handles a filter, looser elsewhere: a float comparison also keeps
+    NaN, an ``AND`` side icenb cannot express is dropped); None when nothing of it can be
+    expressed. For pruning under a filter Spark still applies."""
+    try:
+        expr, _ = _tree(tree, schema, case_sensitive, False)
+        bind(expr, schema, case_sensitive)
+    except (_Keep, IcebergError):
+        return None
+    return expr

@@ -38,13 +38,15 @@ Java checks); the ``all_*`` tables refuse it (Java: "Cannot select snapshot").
 
 Pruning: Spark's filters prune the planning of every table read, without the risk of Spark
 4.1-4.3's pushdown (:mod:`icenb.spark.datasource`: a pushdown's plan kept on a reused
-relation). A probe resolves the query with reads that plan nothing, lets Spark's optimizer push
-its filters to them (the session's ``spark.sql.python.filterPushdown.enabled`` is set for the
-probe and restored), and notes what each read received; the query is then resolved again with
-reads that carry, as their own ``filter``, the OR of what was pushed to each of their scans
-(none when a scan of the read pushed nothing). Such a read means the same rows for every query
-of the DataFrame, and Spark still applies all of its filters, so the rows are the same as
-without pruning.
+relation). A probe resolves the query with numbered reads that plan nothing and has Spark's
+optimizer place its filters; for each read, the conjuncts of the filter right above each of its
+scans are translated as Spark translates filters for a data source
+(``DataSourceStrategy.translateFilter``, ``OR`` included) and then to icenb expressions
+(:func:`icenb.spark.pushdown.superset_expression`: exact, or looser where icenb compares
+differently). The query is then resolved again with reads that carry, as their own ``filter``,
+the OR over their scans of those expressions (none when a scan of the read has no such
+filter). Such a read means the same rows for every query of the DataFrame, and Spark still
+applies all of its filters, so the rows are those of the query without pruning.
 
 Errors are icenb errors naming what is missing: ``NoSuchTable`` (the name as resolved, and
 what a metadata name would have needed), ``NoSuchSnapshot`` (the table and the snapshot id,
@@ -54,15 +56,15 @@ ref or time), ``ValidationError`` (SQL Spark cannot parse or analyze: Spark's me
 
 from __future__ import annotations
 
-import json
-import os
+import datetime as dt
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from pyspark.sql import datasource as sds
 
 from icenb.errors import (
     IcebergError,
@@ -73,9 +75,11 @@ from icenb.errors import (
     ValidationError,
 )
 from icenb.reprs import safe_repr
+from icenb.spark.pushdown import FilterTree, superset_expression
 from icenb.spark.session import get_spark, register
 from icenb.spark.view_sql import TimeTravel, is_spark_error, run_sql, scala_list
-from icenb.spec.expressions import AlwaysTrue, Expression, or_
+from icenb.spec.expressions import AlwaysTrue, Expression, and_, or_
+from icenb.spec.schema import Schema
 from icenb.table.scan import Scan
 from icenb.table.table import Table
 
@@ -147,8 +151,8 @@ class CatalogResolver:
     location: str | None = None
     #: Extra data source options of every table read (e.g. ``icenb.plan-log``).
     read_options: Mapping[str, str] = field(default_factory=dict)
-    #: The probe's log (reads then plan nothing and log the filters Spark pushes), or None.
-    probe_log: str | None = None
+    #: Resolving for the probe: reads are numbered and plan nothing.
+    probe: bool = False
     #: Filters baked into the reads, by read number (from a probe).
     baked: Mapping[int, Expression] = field(default_factory=dict)
     _tables: dict[tuple[str, ...], Table | None] = field(default_factory=dict)
@@ -156,11 +160,13 @@ class CatalogResolver:
     _metadata: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     _expanding: list[tuple[str, ...]] = field(default_factory=list)
     _reads: int = 0
+    #: The schema each numbered read resolves names with (its scan's table schema).
+    schemas: dict[int, Schema] = field(default_factory=dict)
 
-    def restart(self, *, probe_log: str | None = None,
+    def restart(self, *, probe: bool = False,
                 baked: Mapping[int, Expression] | None = None) -> None:
         """Resolve the query again (same loaded tables and views, reads numbered from 0)."""
-        self.probe_log, self.baked, self._reads = probe_log, dict(baked or {}), 0
+        self.probe, self.baked, self._reads = probe, dict(baked or {}), 0
 
     def _table(self, identifier: tuple[str, ...]) -> Table | None:
         if identifier not in self._tables:
@@ -238,14 +244,15 @@ class CatalogResolver:
 
     def _read(self, table: Table, name: str, time_travel: TimeTravel | None) -> Any:
         from icenb.spark import read_scan
-        from icenb.spark.datasource import PROBE_LOG, READ_NUMBER
+        from icenb.spark.datasource import PROBE, READ_NUMBER
 
         number = self._reads
         self._reads += 1
         scan = self._scan(table, name, time_travel)
+        self.schemas[number] = scan.table_schema
         options = dict(self.read_options)
-        if self.probe_log is not None:
-            options.update({PROBE_LOG: self.probe_log, READ_NUMBER: str(number)})
+        if self.probe:
+            options.update({PROBE: "true", READ_NUMBER: str(number)})
         elif number in self.baked:
             scan = scan.filter(self.baked[number])
         return read_scan(scan, self.spark, options=options)
@@ -341,75 +348,189 @@ def _nullable(rows: pa.Table) -> pa.Table:
 # --------------------------------------------------------------------------- pruning
 
 
-def _scans_per_read(plan: Any, spark: Any) -> dict[int, int]:
-    """How many scans of each numbered read an optimized plan holds (subqueries included)."""
+def _conjuncts(condition: Any) -> list[Any]:
+    out, stack = [], [condition]
+    while stack:
+        e = stack.pop()
+        if e.nodeName() == "And":
+            stack.extend((e.left(), e.right()))
+        else:
+            out.append(e)
+    return out
+
+
+def _is_plain_project(node: Any) -> bool:
+    """A projection that only passes columns through (a filter above it filters the rows
+    below it, by the same column names)."""
+    return node.nodeName() == "Project" and all(
+        e.nodeName() == "AttributeReference" for e in scala_list(node.projectList()))
+
+
+def _read_filters(plan: Any, spark: Any) -> dict[int, list[list[Any] | None]]:
+    """Per numbered table read, per scan of it in an optimized plan (subqueries included): the
+    conjuncts of the filter Spark placed right above the scan (through projections that only
+    pass columns), or None when nothing filters it."""
     from icenb.spark.datasource import READ_NUMBER
 
     subquery = spark._jvm.java.lang.Class.forName(
         "org.apache.spark.sql.catalyst.expressions.SubqueryExpression")
-    counts: dict[int, int] = {}
-    plans = [plan]
-    while plans:
-        node = plans.pop()
-        if node.nodeName() in ("DataSourceV2ScanRelation", "DataSourceV2Relation",
-                               "RelationV2"):
-            relation = node.relation() if node.nodeName() == "DataSourceV2ScanRelation" \
-                else node
+    found: dict[int, list[list[Any] | None]] = {}
+    stack: list[tuple[Any, list[Any]]] = [(plan, [])]  # (node, its ancestors, nearest last)
+    while stack:
+        node, above = stack.pop()
+        name = node.nodeName()
+        if name in ("DataSourceV2ScanRelation", "DataSourceV2Relation", "RelationV2"):
+            relation = node.relation() if name == "DataSourceV2ScanRelation" else node
             number = relation.options().get(READ_NUMBER)
             if number is not None:
-                counts[int(number)] = counts.get(int(number), 0) + 1
-        plans.extend(scala_list(node.children()))
+                conjuncts: list[Any] | None = None
+                for parent in reversed(above):
+                    if parent.nodeName() == "Filter":
+                        conjuncts = _conjuncts(parent.condition())
+                        break
+                    if not _is_plain_project(parent):
+                        break
+                found.setdefault(int(number), []).append(conjuncts)
+        for child in scala_list(node.children()):
+            stack.append((child, [*above, node]))
         expressions = scala_list(node.expressions())
         while expressions:
             expr = expressions.pop()
             if subquery.isInstance(expr):
-                plans.append(expr.plan())
+                stack.append((expr.plan(), []))
             expressions.extend(scala_list(expr.children()))
-    return counts
+    return found
+
+
+#: ``org.apache.spark.sql.sources`` leaf filters and their PySpark data source classes.
+_LEAVES = {name: getattr(sds, name) for name in (
+    "EqualTo", "EqualNullSafe", "GreaterThan", "GreaterThanOrEqual", "LessThan",
+    "LessThanOrEqual", "In", "IsNull", "IsNotNull", "StringStartsWith", "StringEndsWith",
+    "StringContains")}
+
+
+class _NoFilter(Exception):
+    """A Spark filter value or shape with no Python form here."""
+
+
+def _column_path(attribute: str) -> tuple[str, ...]:
+    """A Spark filter's column (``a.b``; parts with dots or backticks quoted in backticks)."""
+    parts, current, quoted, i = [], "", False, 0
+    while i < len(attribute):
+        c = attribute[i]
+        if c == "`":
+            if quoted and attribute[i + 1:i + 2] == "`":
+                current += "`"
+                i += 1
+            else:
+                quoted = not quoted
+        elif c == "." and not quoted:
+            parts.append(current)
+            current = ""
+        else:
+            current += c
+        i += 1
+    parts.append(current)
+    return tuple(parts)
+
+
+def _python_value(value: Any) -> Any:
+    """A Spark filter's literal (as py4j hands it over) as the Python value PySpark's data
+    source filters carry."""
+    if value is None or isinstance(value, (bool, int, float, str, bytes, Decimal)):
+        return value
+    if isinstance(value, bytearray):
+        return bytes(value)
+    get_class = getattr(value, "getClass", None)
+    if get_class is None:
+        raise _NoFilter
+    kind = str(get_class().getName())
+    if kind in ("java.sql.Date", "java.time.LocalDate"):
+        return dt.date.fromisoformat(str(value.toString()))
+    if kind == "java.sql.Timestamp":  # an instant (Spark TIMESTAMP), to the microsecond
+        micros = (int(value.getTime()) // 1000) * 1_000_000 + int(value.getNanos()) // 1000
+        return _EPOCH + dt.timedelta(microseconds=micros)
+    if kind == "java.time.Instant":
+        micros = int(value.getEpochSecond()) * 1_000_000 + int(value.getNano()) // 1000
+        return _EPOCH + dt.timedelta(microseconds=micros)
+    if kind == "java.time.LocalDateTime":  # Spark TIMESTAMP_NTZ
+        return dt.datetime.fromisoformat(str(value.toString()))
+    raise _NoFilter
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _filter_tree(v1: Any) -> FilterTree:
+    """A ``org.apache.spark.sql.sources.Filter`` (py4j) as a :data:`FilterTree`."""
+    kind = str(v1.getClass().getSimpleName())
+    if kind in ("And", "Or"):
+        return (kind.lower(), _filter_tree(v1.left()), _filter_tree(v1.right()))
+    if kind == "Not":
+        return ("not", _filter_tree(v1.child()))
+    cls = _LEAVES.get(kind)
+    if cls is None:
+        raise _NoFilter
+    path = _column_path(str(v1.attribute()))
+    if kind in ("IsNull", "IsNotNull"):
+        return cls(path)
+    if kind == "In":
+        return cls(path, tuple(_python_value(v) for v in list(v1.values())))
+    return cls(path, _python_value(v1.value()))
+
+
+def _expression(conjunct: Any, schema: Schema, spark: Any) -> Expression | None:
+    """What of one Spark conjunct icenb can filter by (looser than it or equal), or None."""
+    strategy = getattr(getattr(spark._jvm.org.apache.spark.sql.execution.datasources,
+                               "DataSourceStrategy$"), "MODULE$")
+    translated = strategy.translateFilter(conjunct, True)
+    if not translated.isDefined():
+        return None
+    try:
+        tree = _filter_tree(translated.get())
+    except _NoFilter:
+        return None
+    return superset_expression(tree, schema)
+
+
+def _baked_filters(df: Any, resolver: CatalogResolver, spark: Any) -> dict[int, Expression]:
+    """Per table read of a probe DataFrame: the OR over its scans of the AND of what icenb can
+    express of each scan's filter; a read with a scan nothing filters gets none."""
+    plan = df._jdf.queryExecution().optimizedPlan()
+    baked: dict[int, Expression] = {}
+    for number, scans in _read_filters(plan, spark).items():
+        schema = resolver.schemas.get(number)
+        if schema is None or any(s is None for s in scans):
+            continue
+        ors: list[Expression] = []
+        for conjuncts in scans:
+            assert conjuncts is not None
+            parts = [e for e in (_expression(c, schema, spark) for c in conjuncts)
+                     if e is not None]
+            if not parts:
+                break
+            ors.append(and_(*parts))
+        else:
+            combined = or_(*ors)
+            if not isinstance(combined, AlwaysTrue):
+                baked[number] = combined
+    return baked
 
 
 def _probe(query: str, resolver: CatalogResolver, namespace: Sequence[str],
            spark: Any) -> dict[int, Expression]:
-    """The filter each table read of ``query`` can carry: Spark's optimizer pushes its
-    filters to probe reads (which log them and plan nothing), and a read gets the OR of what
-    was pushed to each of its scans when every scan of it pushed something."""
-    from icenb.spark.datasource import PUSHDOWN_CONF, decode_option
-
-    with tempfile.TemporaryDirectory(prefix="icenb-probe-") as tmp:
-        log = os.path.join(tmp, "pushed.jsonl")
-        resolver.restart(probe_log=log)
-        df = run_sql(query, resolver, default_catalog=None,
-                     default_namespace=tuple(namespace),
-                     catalog_names=resolver.catalog_names, spark=spark)
-        before = spark.conf.get(PUSHDOWN_CONF, None)
-        spark.conf.set(PUSHDOWN_CONF, "true")  # for the probe only: the user's value is restored
-        try:
-            plan = df._jdf.queryExecution().optimizedPlan()
-        except Exception as e:
-            if not is_spark_error(e):
-                raise
-            return {}  # no pruning; the query itself reports what is wrong when it runs
-        finally:
-            if before is None:
-                spark.conf.unset(PUSHDOWN_CONF)
-            else:
-                spark.conf.set(PUSHDOWN_CONF, before)
-        scans = _scans_per_read(plan, spark)
-        pushed: dict[int, list[Expression]] = {}
-        if os.path.exists(log):
-            with open(log, encoding="utf-8") as f:
-                for line in f:
-                    record = json.loads(line)
-                    pushed.setdefault(int(record["ref"]), []).append(
-                        decode_option(record["filter"], "filter"))
-    baked: dict[int, Expression] = {}
-    for number, exprs in pushed.items():
-        if len(exprs) != scans.get(number, 0):
-            continue  # a scan of it pushed nothing (or the plan was not what was logged)
-        combined = or_(*exprs)
-        if not isinstance(combined, AlwaysTrue):
-            baked[number] = combined
-    return baked
+    """The filter each table read of ``query`` can carry: the query is resolved with reads
+    that plan nothing, Spark's optimizer places its filters, and each read gets what icenb can
+    express of the filters right above its scans."""
+    resolver.restart(probe=True)
+    df = run_sql(query, resolver, default_catalog=None, default_namespace=tuple(namespace),
+                 catalog_names=resolver.catalog_names, spark=spark)
+    try:
+        return _baked_filters(df, resolver, spark)
+    except Exception as e:
+        if not is_spark_error(e):
+            raise
+        return {}  # no pruning; the query itself reports what is wrong when it runs
 
 
 def warehouse_sql(query: str, warehouse: Warehouse, *,

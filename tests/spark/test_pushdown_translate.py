@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pyspark.sql import datasource as sds
 
-from icenb.spark.pushdown import translate_filters
+from icenb.spark.pushdown import superset_expression, translate_filters
 from icenb.spec.schema_ddl import parse_schema
 
 SCHEMA = parse_schema(
@@ -123,3 +123,21 @@ def test_case_insensitive_names() -> None:
     assert str(translate_filters([sds.EqualTo(("KIND",), "x")], SCHEMA).expression) == "true"
     result = translate_filters([sds.EqualTo(("KIND",), "x")], SCHEMA, case_sensitive=False)
     assert str(result.expression) == "kind = 'x'" and result.kept == ()
+
+
+@pytest.mark.parametrize(("tree", "icenb"), [
+    (("or", sds.EqualTo(("kind",), "a"), sds.LessThan(("id",), 3)), "kind = 'a' or id < 3"),
+    (("and", sds.EqualTo(("kind",), "a"), sds.StringEndsWith(("kind",), "x")), "kind = 'a'"),
+    (("not", ("and", sds.EqualTo(("i",), 1), sds.EqualTo(("kind",), "a"))),
+     "not (i = 1) or not (kind = 'a')"),  # De Morgan, three-valued: both sides exact
+    (("not", ("or", sds.EqualTo(("i",), 1), sds.IsNull(("kind",)))),
+     "not (i = 1) and kind is not null"),
+    (("or", sds.GreaterThan(("f",), 1.0), sds.EqualTo(("i",), 2)), "f > 1.0 or f is nan or i = 2"),
+    (("or", sds.EqualTo(("kind",), "a"), sds.StringContains(("kind",), "x")), None),
+    (("and", sds.StringContains(("kind",), "x"), sds.EqualTo(("nope",), 1)), None),
+])
+def test_filter_trees_become_looser_or_equal_expressions(tree: Any, icenb: str | None) -> None:
+    """What wh.sql gives a read: every row Spark's WHERE keeps (OR needs both sides, an AND
+    side icenb cannot express is dropped, NOT is pushed to the leaves)."""
+    found = superset_expression(tree, SCHEMA)
+    assert (None if found is None else str(found)) == icenb
