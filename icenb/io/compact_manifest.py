@@ -9,11 +9,14 @@ every entry (DELETED ones too) and every column kept. Planning needs less:
 * ``data_file`` without the metric maps (``entries``), ``manifest_path`` dictionary-encoded;
 * the metrics as one column per (map, field id) (``metrics``: ``value_counts.1``,
   ``lower_bounds.1`` ...; counts in the narrowest integer type that holds them, bounds as the
-  stored bytes), so pruning reads the columns a filter names without searching maps, and the
-  maps are rebuilt (:func:`restore_metrics`) only for the entries a plan returns with stats.
+  stored bytes, fixed-size when all have one length), so pruning reads the columns a filter
+  names without searching maps, and the maps are rebuilt (:func:`restore_metrics`) only for
+  the entries a plan returns with stats.
 
-Every buffer of a :class:`CompactManifest` is its own (no slice of a larger decoded batch), so
-:attr:`CompactManifest.nbytes` is exactly the memory a cache holding it keeps alive.
+Manifests decoded together are compacted together (Arrow work per group, not per manifest):
+each :class:`CompactManifest` is a slice of its group's :class:`Block`, whose buffers are
+copies of their own (nothing of the decoded batch stays alive). A cache counts a block once
+(:attr:`Block.nbytes`), until it holds none of its manifests: its accounting is exact.
 """
 
 from __future__ import annotations
