@@ -167,7 +167,8 @@ with the intermediate steps folded away."""),
     ["account_id", "owner", "balance", "_change_type", "_change_ordinal"]]"""),
     ("code", """removed, added = accounts.diff(accounts.at(monday).snapshot_id, "main").rows()
 pd.concat([removed.to_pandas().assign(side="only then"),
-           added.to_pandas().assign(side="only now")]).sort_values(["account_id", "side"])"""),
+           added.to_pandas().assign(side="only now")],
+          ignore_index=True).sort_values("account_id", kind="stable")"""),
     ("md", """The `audit` branch is a separate line of history: its changes since it forked."""),
     ("code", """accounts.changes(steps["CRM sync (upsert: equality deletes)"], "audit").to_pandas()[
     ["account_id", "tier", "_change_type"]]"""),
