@@ -85,6 +85,7 @@ def _key(m: ManifestFile, stats: bool) -> CacheKey:
             m.sequence_number, m.first_row_id, m.partition_spec_id, int(m.content))
 
 
+@safe_repr
 @dataclass
 class DecodedGroup:
     """Some data manifests read for planning: the compact forms the cache had (None where

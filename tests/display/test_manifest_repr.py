@@ -11,7 +11,12 @@ import pytest
 
 import icenb
 from icenb.display import mimebundle, render, reset_options
-from icenb.io.manifest_reader import ManifestCache, read_manifest_entries, read_manifest_list
+from icenb.io.manifest_reader import (
+    DecodedManifest,
+    ManifestCache,
+    read_manifest_entries,
+    read_manifest_list,
+)
 from icenb.spec.deletion_vector import DeletionVector
 from icenb.spec.manifest import (
     DataFile,
@@ -159,7 +164,7 @@ def test_decoded_manifest_from_the_cache(v3: Table) -> None:
     cache = ManifestCache()
     manifests = read_manifest_list(v3.io, snap, 3)
     read_manifest_entries(v3.io, manifests, 3, cache=cache)
-    decoded = [item[0] for item in cache._items.values()]
+    decoded = [item for item in cache._items.values() if isinstance(item, DecodedManifest)]
     assert decoded
     r = render(decoded[0])
     assert "Decoded manifest" in r.html and "could not be displayed" not in r.html
