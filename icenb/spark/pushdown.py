@@ -73,7 +73,8 @@ from icenb.spec.types import (
     TimestamptzType,
 )
 
-__all__ = ["FilterTree", "Pushdown", "superset_expression", "translate_filters"]
+__all__ = ["GREGORIAN_START", "FilterTree", "Pushdown", "before_gregorian", "superset_expression",
+           "translate_filters"]
 
 
 class _Keep(Exception):
@@ -162,6 +163,8 @@ def _literal(column: _Column, value: Any) -> tuple[Any, bool]:
         raise _Keep
     if isinstance(t, DateType) and isinstance(value, dt.datetime):
         raise _Keep
+    if isinstance(value, dt.date) and before_gregorian(value):
+        raise _Keep
     # timestamptz arrives as an instant (aware), timestamp_ntz as a wall time (naive)
     if isinstance(value, dt.datetime) and (value.tzinfo is not None) != isinstance(
             t, TimestamptzType):
@@ -169,6 +172,18 @@ def _literal(column: _Column, value: Any) -> tuple[Any, bool]:
     if isinstance(value, bytearray):
         value = bytes(value)
     return value, True
+
+
+#: The first day of the Gregorian calendar. Spark's filters hand dates and timestamps before it
+#: over through ``java.sql.Date`` / ``Timestamp`` (the hybrid Julian calendar), so the value a
+#: data source sees can be days away from the one Iceberg stores (proleptic Gregorian): such
+#: comparisons stay with Spark, which evaluates them on the values it read.
+GREGORIAN_START = dt.date(1582, 10, 15)
+
+
+def before_gregorian(value: dt.date) -> bool:
+    day = value.date() if isinstance(value, dt.datetime) else value
+    return day < GREGORIAN_START + dt.timedelta(days=1)  # a day of margin for time zones
 
 
 def _nan_superset(column: _Column, expr: Expression, exact: bool) -> Expression:

@@ -75,7 +75,7 @@ from icenb.errors import (
     ValidationError,
 )
 from icenb.reprs import safe_repr
-from icenb.spark.pushdown import FilterTree, superset_expression
+from icenb.spark.pushdown import FilterTree, before_gregorian, superset_expression
 from icenb.spark.session import get_spark, register
 from icenb.spark.view_sql import TimeTravel, is_spark_error, run_sql, scala_list
 from icenb.spec.expressions import AlwaysTrue, Expression, and_, or_
@@ -445,6 +445,13 @@ def _python_value(value: Any) -> Any:
     if get_class is None:
         raise _NoFilter
     kind = str(get_class().getName())
+    out = _java_time_value(kind, value)
+    if isinstance(out, dt.date) and before_gregorian(out):
+        raise _NoFilter  # the hybrid calendar's value, not Iceberg's (see pushdown)
+    return out
+
+
+def _java_time_value(kind: str, value: Any) -> Any:
     if kind in ("java.sql.Date", "java.time.LocalDate"):
         return dt.date.fromisoformat(str(value.toString()))
     if kind == "java.sql.Timestamp":  # an instant (Spark TIMESTAMP), to the microsecond

@@ -237,3 +237,24 @@ def test_the_changelog_by_its_iceberg_name(world: World) -> None:
         ("DELETE", 1), ("INSERT", 7)]
     with pytest.raises(UnsupportedFeature, match="changelogs"):
         world.sql("SELECT * FROM db.t.changes VERSION AS OF 'v1'")
+
+
+def test_dates_and_times_before_the_gregorian_calendar_are_not_pruned_away(
+        world: World) -> None:
+    """Spark hands such literals over in the hybrid Julian calendar: they stay with Spark."""
+    import datetime as dt
+
+    from icenb.spark import read_scan
+
+    t = world.wh.create_table("db.old", "id long, ts timestamptz, d date", format_version=2)
+    utc = dt.timezone.utc
+    t.append([{"id": 1, "ts": dt.datetime(1500, 6, 1, 12, tzinfo=utc), "d": dt.date(1500, 6, 1)},
+              {"id": 2, "ts": dt.datetime(1582, 10, 10, tzinfo=utc), "d": dt.date(1582, 10, 10)},
+              {"id": 3, "ts": dt.datetime(2024, 1, 1, tzinfo=utc), "d": dt.date(2024, 1, 1)}])
+    for where, want in (("ts = TIMESTAMP '1500-06-01 12:00:00 UTC'", [(1,)]),
+                        ("d = DATE '1500-06-01'", [(1,)]),
+                        ("d = DATE '1582-10-10'", [(2,)]),
+                        ("ts < TIMESTAMP '1600-01-01 00:00:00 UTC'", [(1,), (2,)])):
+        assert world.rows(f"SELECT id FROM db.old WHERE {where}") == want, where
+        pushed = read_scan(t.scan(), world.spark, pushdown=True).where(where).select("id")
+        assert sorted(tuple(r) for r in pushed.collect()) == want, where
