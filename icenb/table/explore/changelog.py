@@ -90,9 +90,10 @@ from icenb.spec.metadata_columns import (
     COMMIT_SNAPSHOT_ID,
     DELETED,
     ROW_ID,
+    ROW_LINEAGE,
 )
 from icenb.spec.schema import Schema
-from icenb.spec.snapshot import Operation, Snapshot
+from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.engine import engine
 from icenb.table.explore.diff import entry_keys
@@ -634,6 +635,8 @@ def _resolve(table: Table, value: int | str | datetime, what: str) -> Scan | Non
     before the table's first snapshot (the range then starts at the beginning)."""
     try:
         return table.at(value)
+    except ValidationError as e:  # not a snapshot id, ref or time: name the argument
+        raise ValidationError(e.message, file=e.file, field=what, value=value) from None
     except NoSuchSnapshot:
         if isinstance(value, (int, bool)) or (isinstance(value, str)
                                               and value in table.metadata.refs):
@@ -652,10 +655,38 @@ def _resolve(table: Table, value: int | str | datetime, what: str) -> Scan | Non
         raise
 
 
+def _start_time_ms(table: Table, value: int | str | datetime | None) -> int | None:
+    """Epoch milliseconds when ``start`` is a time (a ``datetime``, or a string that names no
+    ref and parses as a timestamp), else None."""
+    from icenb.table.table import timestamp_to_ms
+
+    if isinstance(value, datetime):
+        return timestamp_to_ms(value)
+    if not isinstance(value, str) or value in table.metadata.refs or value == MAIN_BRANCH:
+        return None
+    try:
+        return timestamp_to_ms(value)
+    except ValidationError:
+        return None
+
+
+def _ancestor_at(metadata: TableMetadata, end: Snapshot, ms: int) -> Snapshot | None:
+    """The newest ancestor of ``end`` committed at or before ``ms``: what a time start means
+    on ``end``'s line of history (as Java's ``start-timestamp``: the changes committed after
+    the time), even where the snapshot log's entry at that time was later rolled back."""
+    for snap in metadata.ancestors(end.snapshot_id):
+        if snap.timestamp_ms <= ms:
+            return snap
+    return None
+
+
 def _identifiers(columns: str | Sequence[str] | None, schema: Schema
                  ) -> tuple[str, ...] | None:
     if columns is None:
         return None
+    if not isinstance(columns, (str, list, tuple)):
+        raise ValidationError("identifier columns are a column name or a list of names",
+                              field="identifier_columns", value=columns)
     names = (columns,) if isinstance(columns, str) else tuple(columns)
     top = [f.name for f in schema.fields]
     for name in names:
@@ -702,11 +733,17 @@ def table_changes(table: Table, start: int | str | datetime | None,
                              file=table.metadata_location, field="end", value=end)
     schema = end_scan.table_schema
     ids = _identifiers(identifier_columns, schema)
-    start_scan = None if start is None else _resolve(table, start, "start")
-    start_snap = None if start_scan is None or start_scan.snapshot_id is None else \
-        md.snapshot_by_id(start_scan.snapshot_id)
     end_snap = None if end_scan.snapshot_id is None else md.snapshot_by_id(end_scan.snapshot_id)
-    with_row_ids = md.format_version >= 3
+    start_ms = _start_time_ms(table, start)
+    if start_ms is not None:
+        start_snap = None if end_snap is None else _ancestor_at(md, end_snap, start_ms)
+    else:
+        start_scan = None if start is None else _resolve(table, start, "start")
+        start_snap = None if start_scan is None or start_scan.snapshot_id is None else \
+            md.snapshot_by_id(start_scan.snapshot_id)
+    # v3+: rows carry their lineage id, unless a column of the table takes the name
+    with_row_ids = md.format_version >= 3 and all(schema.field_by_name(f.name) is None
+                                                  for f in ROW_LINEAGE)
     by_row_id = with_row_ids and ids is None
     out_schema = _changelog_schema(schema, with_row_ids)
     if end_snap is None:

@@ -21,14 +21,18 @@ __all__ = ["modified_rows", "reads_lineage", "table_columns", "with_lineage_fiel
 
 
 def reads_lineage(metadata: TableMetadata) -> bool:
-    """Whether the table tracks row lineage (format version 3 and later)."""
-    return metadata.format_version >= 3
+    """Whether rewrites carry row lineage: format version 3 and later, unless a column of the
+    table takes one of the lineage names (then its rows are rewritten as new rows)."""
+    schema = metadata.schema
+    return metadata.format_version >= 3 and not any(
+        schema.field_by_name(f.name) is not None for f in ROW_LINEAGE)
 
 
 def with_lineage_fields(metadata: TableMetadata, schema: Schema) -> Schema:
     """``schema`` with the two lineage fields after its columns on a v3+ table (what a rewrite
     reads), else ``schema``."""
-    if not reads_lineage(metadata):
+    if not reads_lineage(metadata) or any(schema.field_by_name(f.name) is not None
+                                          for f in ROW_LINEAGE):
         return schema
     missing = [f for f in ROW_LINEAGE if schema.field_by_id(f.field_id) is None]
     if not missing:
@@ -46,8 +50,10 @@ def modified_rows(changed: pa.Table, before: pa.Table) -> pa.Table:
     """``changed`` (the table's columns of modified rows) with the row ids of ``before`` (the
     same rows as read, in the same order) and a null sequence number (rules 1 and 2); just
     ``changed`` when ``before`` has no row ids."""
-    if ROW_ID.name not in before.column_names:
+    extra = before.column_names[changed.num_columns:]  # read after the table's columns
+    if ROW_ID.name not in extra:
         return changed
     n = changed.num_rows
-    return (changed.append_column(ROW_ID.name, before.column(ROW_ID.name))
+    row_ids = before.column(changed.num_columns + extra.index(ROW_ID.name))
+    return (changed.append_column(ROW_ID.name, row_ids)
             .append_column(LAST_UPDATED_SEQUENCE_NUMBER.name, pa.nulls(n, pa.int64())))

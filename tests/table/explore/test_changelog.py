@@ -294,6 +294,29 @@ def test_range_resolution(tmp_path: Path) -> None:
         t.changes(None, identifier_columns=["id", "id"])
 
 
+def test_a_time_start_follows_the_ends_line_of_history(tmp_path: Path) -> None:
+    """As Java's ``start-timestamp``: the changes committed after the time on ``end``'s line,
+    even when the snapshot current at that time was later rolled back."""
+    t = make(tmp_path, 2)
+    t.append(span(0, 2))
+    s1 = sid(t)
+    t.append(span(2, 3))  # rolled back below
+    s2 = t.snapshot(sid(t))
+    mid = dt.datetime.fromtimestamp((s2.timestamp_ms + 1) / 1000, dt.timezone.utc)
+    t.rollback_to(s1)
+    t.append(span(3, 4))
+    changes = t.changes(mid)
+    assert changes.start is not None and changes.start.snapshot_id == s1
+    assert by_type(changes, "id") == [(3, INSERT, 0)]
+    assert t.changes(mid.isoformat()).num_rows == 1
+    with pytest.raises(ValidationError) as e:
+        t.changes(None, identifier_columns=123)  # type: ignore[arg-type]
+    assert e.value.field == "identifier_columns"
+    with pytest.raises(ValidationError) as e:
+        t.changes(1.5)  # type: ignore[arg-type]
+    assert e.value.field == "start"
+
+
 def test_expired_history_starts_after_the_oldest_ancestor_left(tmp_path: Path) -> None:
     t = make(tmp_path, 2)
     for lo in (0, 3, 6, 9):

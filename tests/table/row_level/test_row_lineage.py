@@ -298,3 +298,16 @@ def test_random_rewrites_follow_the_row_lineage_rules(wh: Warehouse, fv: int,
         got = t.at(snapshot_id).select("id", "v", *LINEAGE).to_arrow().to_pylist()
         assert {r["id"]: (r["v"], r["_row_id"], r["_last_updated_sequence_number"])
                 for r in got} == rows
+
+
+def test_a_column_named_like_a_lineage_column_does_not_block_rewrites(wh: Warehouse) -> None:
+    t = wh.create_table("db.c", "id long, _row_id long", format_version=3)
+    t.append([{"id": i, "_row_id": 100 + i} for i in range(4)])
+    t.update({"_row_id": 7}, "id = 1")
+    t.delete("id = 2")
+    t.update({"_row_id": 8}, "id = 3", mode="merge-on-read")
+    rows = sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert rows == [{"id": 0, "_row_id": 100}, {"id": 1, "_row_id": 7},
+                    {"id": 3, "_row_id": 8}]
+    changes = t.changes(None, identifier_columns="id").to_pandas()
+    assert list(changes.columns)[:2] == ["id", "_row_id"] and len(changes) == 9
