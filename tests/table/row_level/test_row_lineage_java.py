@@ -44,8 +44,8 @@ MERGE = ("MERGE INTO {t} t USING (SELECT 5 AS id, 1 AS part, 'E' AS v UNION ALL 
          "WHEN NOT MATCHED THEN INSERT *")
 
 
-def _twin(wh: Warehouse, name: str, mode: str) -> Table:
-    t = wh.create_table(f"db.{name}", DDL, format_version=3, properties={
+def _twin(wh: Warehouse, name: str, mode: str, format_version: int = 3) -> Table:
+    t = wh.create_table(f"db.{name}", DDL, format_version=format_version, properties={
         WRITE_UPDATE_MODE: mode, WRITE_DELETE_MODE: mode, WRITE_MERGE_MODE: mode})
     t.append([{"id": i, "part": 0, "v": c} for i, c in enumerate("abcd", 1)])
     t.append([{"id": i, "part": 1, "v": c} for i, c in ((5, "e"), (6, "f"))])
@@ -77,6 +77,11 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     for name, mode in MERGES:
         _twin(wh, f"j_{name}", mode)
         statements.append(MERGE.format(t=f"hc.db.j_{name}"))
+    # the first rewrite after an upgrade from v2: rows had no ids yet
+    for prefix in ("j", "i"):
+        _twin(wh, f"{prefix}_upgraded", "copy-on-write", format_version=2).upgrade(3)
+    wh.table("db.i_upgraded").update({"v": "B"}, "id IN (2, 6)")
+    statements.append("UPDATE hc.db.j_upgraded SET v = 'B' WHERE id IN (2, 6)")
     # a random sequence of every icenb rewrite (the model test's steps)
     rng = random.Random(7)
     t = wh.create_table("db.random", DDL, format_version=3, partition_by="part")
@@ -143,3 +148,22 @@ def test_java_reads_icenb_rewrites_snapshot_by_snapshot(scenario: Scenario) -> N
     t = scenario.wh.table("db.random")
     for sid in scenario.history:
         assert _java(scenario, "random", sid) == _rows(t, sid), sid
+
+
+def test_the_first_rewrite_after_an_upgrade_numbers_rows_as_java_does(
+        scenario: Scenario) -> None:
+    """Before the first commit after the upgrade, rows read no lineage ("Row Lineage for
+    Upgraded Tables"): Java writes the rows its rewrite moves as new rows (the rewrite's
+    sequence number), and so does icenb; every row gets an id (which id is the writer's
+    choice of file order). Files the rewrite does not touch keep their own sequence number."""
+    java_rows = _java(scenario, "j_upgraded")
+    icenb_rows = _rows(scenario.wh.table("db.i_upgraded"))
+    assert _rows(scenario.wh.table("db.j_upgraded")) == java_rows
+    assert _java(scenario, "i_upgraded") == icenb_rows
+
+    def without_ids(rows: list[list[Any]]) -> list[list[Any]]:
+        return [[r[0], r[1], r[3]] for r in rows]
+
+    assert without_ids(icenb_rows) == without_ids(java_rows)
+    assert sorted(r[2] for r in icenb_rows) == sorted(r[2] for r in java_rows) == list(range(6))
+    assert [r[3] for r in icenb_rows] == [3, 3, 3, 3, 3, 3]
