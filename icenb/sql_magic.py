@@ -41,6 +41,8 @@ __all__ = ["DEFAULT_LIMIT", "SqlCellError", "SqlResult", "load_ipython_extension
 
 #: Rows a cell shows unless ``--limit`` says otherwise.
 DEFAULT_LIMIT = 20
+#: Characters of the query a result shows as its title.
+_TITLE_CHARS = 160
 
 
 class SqlCellError(Exception):
@@ -78,6 +80,8 @@ class SqlResult:
         from icenb.options import set_options
 
         title = " ".join(self.query.split())
+        if len(title) > _TITLE_CHARS:  # a long query: its start names it
+            title = title[:_TITLE_CHARS - 1] + "…"
         with set_options(display_max_rows=max(self.rows.num_rows, 1)):
             return arrow_table_rendered(self.rows, title, kind="SQL", subtitle=self._subtitle())
 

@@ -20,8 +20,10 @@ runs it. What a name means, in order (as Iceberg's ``SparkCatalog`` over a catal
    - ``branch_<name>``, ``tag_<name>``, ``snapshot_id_<id>``, ``at_timestamp_<ms>``: the
      table at that ref, snapshot or time (not combinable with ``AS OF``);
    - ``changes``: the table's changelog from its first snapshot to the current one
-     (``t.changes(None)``: ``_change_type``, ``_change_ordinal``, ``_commit_snapshot_id``), as
-     Iceberg's changelog table (no ``AS OF``).
+     (``t.changes(None)``: ``_change_type``, ``_change_ordinal``, ``_commit_snapshot_id``),
+     computed when the query is analyzed; no ``AS OF``, as Iceberg's changelog table. Unlike
+     that table, which keeps copy-on-write carry-overs and pairs no updates, it is what
+     ``create_changelog_view`` gives (carry-overs removed), updates paired by ``_row_id`` on v3.
 
 So ``db.t.snapshots`` is a table named ``snapshots`` in namespace ``db.t`` when there is one,
 and the snapshots of table ``db.t`` otherwise, exactly as in Iceberg (``BaseMetastoreCatalog``
