@@ -69,6 +69,8 @@ def column_codes(arr: pa.Array | pa.ChunkedArray) -> list[np.ndarray[Any, Any]]:
         return [_sequence_codes(arr)]
     if n == 0:
         return [np.zeros(0, np.int64)]
+    if pa.types.is_floating(t) and arr.null_count < n:  # every NaN is one value (as Java's
+        arr = pc.if_else(pc.is_nan(arr), pa.scalar(float("nan"), t), arr)  # Double.equals)
     encoded = pc.dictionary_encode(arr, null_encoding="mask")
     indices = pc.fill_null(encoded.indices.cast(pa.int64()), -1)
     return [np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64) + 1]

@@ -114,3 +114,15 @@ def test_hash_collisions_fall_back_to_exact_codes(monkeypatch: pytest.MonkeyPatc
     b = pa.table({"s": ["prefix--BBBB--middle--suffix", "x"]})
     kl, kr = cancel_equal_rows(a, b)
     assert kl.tolist() == [True, False] and kr.tolist() == [True, False]
+
+
+def test_nans_of_any_bits_cancel_on_both_paths() -> None:
+    """Every NaN is one value (Java's ``Double.equals``), small tables and large alike."""
+    quiet = np.array([np.nan, 1.0])
+    other = quiet.copy()
+    other.view(np.uint64)[0] = np.uint64(0x7FF8000000000001)  # another NaN payload
+    for n in (1, row_match.SMALL):
+        left = pa.table({"x": pa.array(np.tile(quiet, n))})
+        right = pa.table({"x": pa.array(np.tile(other, n))})
+        keep_left, keep_right = row_match.cancel_equal_rows(left, right)
+        assert not keep_left.any() and not keep_right.any(), n
