@@ -361,7 +361,9 @@ def icenb_figures(path: Path, flt: Filter, runs: int, column_stats: bool = False
         opened = io.stats.opened
     warm: list[float] = []
     warm_opened = 0
-    for _ in range(max(runs, 3) if files <= 1_000_000 else runs):
+    # a warm plan of a few files takes milliseconds: enough runs that the median is not noise
+    for _ in range(max(runs, 20) if files <= 100_000 else max(runs, 3)
+                   if files <= 1_000_000 else runs):
         plan = None
         io = FileIO()
         seconds, plan = _timed(lambda io=io: plan_files(io, metadata, row_filter=flt.icenb,
