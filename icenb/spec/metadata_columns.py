@@ -6,6 +6,7 @@ Ids above :data:`icenb.spec.schema.MAX_FIELD_ID` are reserved; these are the one
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from icenb.spec.types import (
     BooleanType,
@@ -15,6 +16,9 @@ from icenb.spec.types import (
     StringType,
     StructType,
 )
+
+if TYPE_CHECKING:
+    from icenb.spec.schema import Schema
 
 __all__ = [
     "CHANGELOG_COLUMNS",
@@ -38,6 +42,7 @@ __all__ = [
     "lineage_columns",
     "metadata_column",
     "partition_column",
+    "tracks_row_lineage",
 ]
 
 FILE_PATH = NestedField(2147483646, "_file", StringType(), True,
@@ -76,11 +81,20 @@ CHANGELOG_COLUMNS = (CHANGE_TYPE, CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID)
 ROW_LINEAGE = (ROW_ID, LAST_UPDATED_SEQUENCE_NUMBER)
 
 
-def lineage_columns(names: Iterable[str]) -> list[str]:
+def lineage_columns(names: Iterable[str], schema: Schema) -> list[str]:
     """Which of ``names`` are row lineage columns (``_row_id``,
-    ``_last_updated_sequence_number``), in :data:`ROW_LINEAGE` order."""
+    ``_last_updated_sequence_number``) rather than columns of ``schema``, in
+    :data:`ROW_LINEAGE` order."""
     present = set(names)
-    return [f.name for f in ROW_LINEAGE if f.name in present]
+    return [f.name for f in ROW_LINEAGE
+            if f.name in present and schema.field_by_name(f.name) is None]
+
+
+def tracks_row_lineage(format_version: int, schema: Schema) -> bool:
+    """Whether rows of a table carry row lineage: format version 3 and later (spec: Row
+    Lineage), unless a column of ``schema`` takes one of the lineage names."""
+    return format_version >= 3 and not any(schema.field_by_name(f.name) is not None
+                                           for f in ROW_LINEAGE)
 
 
 def partition_column(partition_type: StructType) -> NestedField:

@@ -337,13 +337,12 @@ def refuse_row_lineage(names: Sequence[str], schema: Schema) -> None:
     """``ValidationError`` when new rows come with ``_row_id`` / ``_last_updated_sequence_number``:
     new rows get both by inheritance (v3 spec: "Row lineage assignment"); only icenb's own
     rewrites carry the lineage of rows they move, so copied ids cannot collide."""
-    for name in lineage_columns(names):
-        if schema.field_by_name(name) is None:
-            raise ValidationError(
-                "a row lineage column cannot be written: new rows get their row id and "
-                "sequence number by inheritance (spec: Row lineage assignment), and rewrites "
-                "(update, delete, overwrite by filter) keep the lineage of the rows they move",
-                field=name)
+    for name in lineage_columns(names, schema):
+        raise ValidationError(
+            "a row lineage column cannot be written: new rows get their row id and "
+            "sequence number by inheritance (spec: Row lineage assignment), and rewrites "
+            "(update, delete, overwrite by filter) keep the lineage of the rows they move",
+            field=name)
 
 
 def as_arrow_table(data: Any, schema: Schema) -> pa.Table:

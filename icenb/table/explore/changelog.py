@@ -90,7 +90,7 @@ from icenb.spec.metadata_columns import (
     COMMIT_SNAPSHOT_ID,
     DELETED,
     ROW_ID,
-    ROW_LINEAGE,
+    tracks_row_lineage,
 )
 from icenb.spec.schema import Schema
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
@@ -741,9 +741,7 @@ def table_changes(table: Table, start: int | str | datetime | None,
         start_scan = None if start is None else _resolve(table, start, "start")
         start_snap = None if start_scan is None or start_scan.snapshot_id is None else \
             md.snapshot_by_id(start_scan.snapshot_id)
-    # v3+: rows carry their lineage id, unless a column of the table takes the name
-    with_row_ids = md.format_version >= 3 and all(schema.field_by_name(f.name) is None
-                                                  for f in ROW_LINEAGE)
+    with_row_ids = tracks_row_lineage(md.format_version, schema)
     by_row_id = with_row_ids and ids is None
     out_schema = _changelog_schema(schema, with_row_ids)
     if end_snap is None:

@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from icenb.spec.metadata_columns import LAST_UPDATED_SEQUENCE_NUMBER, ROW_ID, ROW_LINEAGE
+from icenb.spec.metadata_columns import (
+    LAST_UPDATED_SEQUENCE_NUMBER,
+    ROW_ID,
+    ROW_LINEAGE,
+    tracks_row_lineage,
+)
 from icenb.spec.schema import Schema
 from icenb.spec.table_metadata import TableMetadata
 
@@ -21,23 +26,17 @@ __all__ = ["modified_rows", "reads_lineage", "table_columns", "with_lineage_fiel
 
 
 def reads_lineage(metadata: TableMetadata) -> bool:
-    """Whether rewrites carry row lineage: format version 3 and later, unless a column of the
-    table takes one of the lineage names (then its rows are rewritten as new rows)."""
-    schema = metadata.schema
-    return metadata.format_version >= 3 and not any(
-        schema.field_by_name(f.name) is not None for f in ROW_LINEAGE)
+    """Whether rewrites carry row lineage (:func:`tracks_row_lineage`; where a column of the
+    table takes a lineage name, its rows are rewritten as new rows)."""
+    return tracks_row_lineage(metadata.format_version, metadata.schema)
 
 
 def with_lineage_fields(metadata: TableMetadata, schema: Schema) -> Schema:
-    """``schema`` with the two lineage fields after its columns on a v3+ table (what a rewrite
-    reads), else ``schema``."""
-    if not reads_lineage(metadata) or any(schema.field_by_name(f.name) is not None
-                                          for f in ROW_LINEAGE):
+    """``schema`` (the table's) with the two lineage fields after its columns when rewrites
+    carry lineage (what a rewrite reads), else ``schema``."""
+    if not tracks_row_lineage(metadata.format_version, schema):
         return schema
-    missing = [f for f in ROW_LINEAGE if schema.field_by_id(f.field_id) is None]
-    if not missing:
-        return schema
-    return Schema(*schema.fields, *missing, schema_id=schema.schema_id,
+    return Schema(*schema.fields, *ROW_LINEAGE, schema_id=schema.schema_id,
                   identifier_field_ids=schema.identifier_field_ids)
 
 

@@ -138,7 +138,7 @@ def with_row_lineage(data: pa.Table | pa.RecordBatch, schema: Schema, format_ver
     table's columns, as Iceberg Java's writers do. Lineage columns that are null in every row
     are dropped: inheritance gives those values (a file of new rows omits them).
     """
-    names = [n for n in lineage_columns(data.schema.names) if schema.field_by_name(n) is None]
+    names = lineage_columns(data.schema.names, schema)
     if not names:
         return data, schema
     if format_version < 3:
