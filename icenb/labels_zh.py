@@ -1064,4 +1064,8 @@ ZH: dict[str, str] = {
     # ---- the %%sql cell magic (icenb.sql_magic)
     'first {n:,} rows; more exist (see --limit)': '前 {n:,} 行；还有更多（见 --limit）',
     '{n:,} rows': '{n:,} 行',
+    # ---- checked exercises of the course (icenb.exercise)
+    '✓ Right: {answer!r}.': '✓ 正确：{answer!r}。',
+    '✗ Not yet: {answer!r} is not what the table says.': '✗ 还不对：表给出的答案不是 {answer!r}。',
+    'Hint: {hint}': '提示：{hint}',
 }
