@@ -57,6 +57,10 @@ __all__ = [
     "DELETED_DATA_FILES",
     "DELETED_RECORDS",
     "ENGINE_NAME",
+    "ENTRIES_PROCESSED",
+    "MANIFESTS_CREATED",
+    "MANIFESTS_KEPT",
+    "MANIFESTS_REPLACED",
     "PUBLISHED_WAP_ID",
     "REMOVED_DELETE_FILES",
     "REMOVED_DVS",
@@ -177,6 +181,11 @@ ADDED_EQ_DELETES = "added-equality-deletes"
 REMOVED_EQ_DELETES = "removed-equality-deletes"
 CHANGED_PARTITION_COUNT = "changed-partition-count"
 REPLACE_PARTITIONS = "replace-partitions"
+#: Java's ``BaseRewriteManifests`` summary (a ``replace`` of manifests).
+MANIFESTS_CREATED = "manifests-created"
+MANIFESTS_KEPT = "manifests-kept"
+MANIFESTS_REPLACED = "manifests-replaced"
+ENTRIES_PROCESSED = "entries-processed"
 TOTAL_RECORDS = "total-records"
 TOTAL_FILE_SIZE = "total-files-size"
 TOTAL_DATA_FILES = "total-data-files"
