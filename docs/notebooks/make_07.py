@@ -30,15 +30,15 @@ removed and which delete files it wrote. This notebook asks the analyst's questi
 First we write a table with a messy history: appends, copy-on-write and merge-on-read updates
 and deletes, an upsert, a bad load rolled back, and a branch."""),
     ("code", """import datetime as dt
-import tempfile
 import time
 
 import pandas as pd
 
 import icenb
+from icenb.demo import scratch
 
 pd.set_option("display.width", 120)
-wh = icenb.warehouse(tempfile.mkdtemp(prefix="icenb-07-"))
+wh = scratch("07-investigating-a-table")
 accounts = wh.create_table(
     "crm.accounts",
     "account_id long not null, region string not null, owner string, tier string, "

@@ -35,12 +35,14 @@ from icenb.spec.properties import WRITE_DELETE_MODE
 from icenb.table.table import Table
 from icenb.table.warehouse import Warehouse
 
-__all__ = ["MARKER", "NAMESPACE", "build"]
+__all__ = ["MARKER", "NAMESPACE", "SCRATCH_MARKER", "build", "scratch"]
 
 #: The file that marks a finished demo build (its content: the layout version).
 MARKER = ".icenb-demo"
 #: The namespace every demo table and view lives in.
 NAMESPACE = "shop"
+#: The file that marks a folder :func:`scratch` made (and may therefore empty again).
+SCRATCH_MARKER = ".icenb-scratch"
 _LAYOUT = "1"
 _KINDS = ("click", "view", "cart", "buy")
 _START = dt.datetime(2026, 3, 2, 8, 0)
@@ -214,3 +216,30 @@ def _build(root: Path, marker: Path) -> Warehouse:
         step.advance()
     marker.write_text(f"{_LAYOUT}\n{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
     return wh
+
+
+def scratch(name: str, *, root: str | os.PathLike[str] = "scratch") -> Warehouse:
+    """A fresh, empty warehouse at ``root/name`` for a notebook that writes its own tables.
+
+    Notebooks and lessons keep their tables here (``notebooks/scratch/<name>`` when run from
+    ``notebooks/``), not in a temporary folder, so what they show names a folder of the project.
+    Running the notebook again starts from an empty warehouse: a folder this function made (its
+    :data:`SCRATCH_MARKER` file) is removed first. An existing folder without the marker is never
+    removed: unless it is empty, it is refused.
+    """
+    import icenb
+
+    if not name or any(not (c.isalnum() or c in "._-") for c in name) or name.startswith("."):
+        raise ValidationError(f"a scratch warehouse name is letters, digits, '.', '_' and '-': "
+                              f"{name!r}", field="name", value=name)
+    path = Path(root) / name
+    if path.exists():
+        if (path / SCRATCH_MARKER).is_file():
+            shutil.rmtree(path)
+        elif not path.is_dir() or any(path.iterdir()):
+            raise ValidationError(f"{path} exists and is not a scratch warehouse made by "
+                                  "icenb.demo.scratch: refusing to empty it", field="path",
+                                  value=str(path))
+    path.mkdir(parents=True, exist_ok=True)
+    (path / SCRATCH_MARKER).write_text(name + "\n", encoding="utf-8")
+    return icenb.warehouse(path)
