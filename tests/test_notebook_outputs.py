@@ -17,7 +17,8 @@ import pytest
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(p for p in NOTEBOOKS_DIR.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 
-TEMP_PATH = re.compile(r"(/private)?(/var/folders|/tmp)/|\bicenb-\d\d-[a-z0-9_]{6,}|\btmp[a-z0-9_]{8}\b")
+TEMP_PATH = re.compile(
+    r"(/private)?(/var/folders|/tmp)/|\bicenb-\d\d-[a-z0-9_]{6,}|\btmp[a-z0-9_]{8}\b")
 LONG_ID = re.compile(r"(?<![\d.])-?\d{18,19}(?![\d.])")
 TITLE = re.compile(r'class="icenb-title"[^>]*>(.*?)</span>', re.S)
 SVG_TEXT = re.compile(r"<text\b[^>]*>(.*?)</text>", re.S)
@@ -54,7 +55,8 @@ def outputs(request: pytest.FixtureRequest) -> tuple[str, list[tuple[int, dict[s
 
 def test_no_temporary_path(outputs: tuple[str, list[tuple[int, dict[str, Any]]]]) -> None:
     name, found = outputs
-    bad = [(i, m.group(0)) for i, o in found for text in _texts(o) for m in TEMP_PATH.finditer(text)]
+    bad = [(i, m.group(0)) for i, o in found for text in _texts(o)
+           for m in TEMP_PATH.finditer(text)]
     assert not bad, f"{name}: temporary paths in outputs (cell, text): {bad[:5]}"
 
 
@@ -72,7 +74,8 @@ def test_no_long_id_in_a_drawing_title(outputs: tuple[str, list[tuple[int, dict[
 
 def test_no_hex_bound(outputs: tuple[str, list[tuple[int, dict[str, Any]]]]) -> None:
     name, found = outputs
-    bad = [(i, m.group(0)) for i, o in found for text in _texts(o) for m in HEX_BOUND.finditer(text)]
+    bad = [(i, m.group(0)) for i, o in found for text in _texts(o)
+           for m in HEX_BOUND.finditer(text)]
     assert not bad, f"{name}: hex values in outputs (cell, text): {bad[:5]}"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import OpenNotebook
+from tests.browser.jupyter_lab import LabServer
 from tests.browser.lab_notebook import LabNotebook
 from tests.browser.test_widgets_browser import assert_no_widget_error
 
@@ -47,8 +49,9 @@ def with_answer(source: str, answer: str) -> str:
     final ``check(...)`` result printed as ``passed=True|False``."""
     tree = ast.parse(source)
     first, last = tree.body[0], tree.body[-1]
-    assert isinstance(first, ast.Assign) and [ast.unparse(t) for t in first.targets] == ["answer"], (
-        f"an exercise cell must start with `answer = ...`:\n{source}")
+    starts = isinstance(first, ast.Assign) and [ast.unparse(t) for t in first.targets] == ["answer"]
+    assert starts, f"an exercise cell must start with `answer = ...`:\n{source}"
+    assert isinstance(first, ast.Assign)
     assert isinstance(last, ast.Expr) and isinstance(last.value, ast.Call), (
         f"an exercise cell must end with the check(...) call:\n{source}")
     first.value = ast.parse(answer, mode="eval").body
@@ -63,17 +66,22 @@ def test_every_lesson_has_checked_exercises() -> None:
         assert found, f"{name}: no exercise cell (metadata icenb.exercise)"
         for cell in found:
             wrong = cell["metadata"]["icenb"].get("wrong_answer")
-            assert isinstance(wrong, str) and wrong.strip(), f"{name}: an exercise lacks wrong_answer"
+            assert isinstance(wrong, str) and wrong.strip(), f"{name}: no wrong_answer"
             with_answer(_source(cell), wrong)  # well formed
             outputs = json.dumps(cell.get("outputs", []), ensure_ascii=False)
             assert "✓" in outputs, f"{name}: the committed answer of an exercise is not right"
 
 
 @pytest.fixture(scope="module", params=LESSONS)
-def lesson(request: pytest.FixtureRequest, open_notebook: OpenNotebook) -> Iterator[LabNotebook]:
+def lesson(request: pytest.FixtureRequest, open_notebook: OpenNotebook,
+           lab_server: LabServer) -> Iterator[LabNotebook]:
     name: str = request.param
-    # run where JupyterLab would: relative paths of a lesson resolve in notebooks/course/
-    cells = [f"import os\nos.chdir({str(COURSE)!r})"]
+    # run in a copy of notebooks/course/ without its notebooks (a lesson's data files resolve as
+    # in JupyterLab, its scratch warehouse is its own: nbval may run the same lesson meanwhile)
+    workdir = lab_server.root_dir / "course"
+    if not workdir.exists():
+        shutil.copytree(COURSE, workdir, ignore=shutil.ignore_patterns("*.ipynb", "scratch"))
+    cells = [f"import os\nos.chdir({str(workdir)!r})"]
     cells += [_source(c) for c in _cells(name) if c["cell_type"] == "code"]
     yield open_notebook(f"course-{name}", cells)
 
@@ -85,7 +93,7 @@ def test_lesson_runs_and_its_exercises_check(lesson: LabNotebook) -> None:
         source = _source(cell)
         right = lesson.execute(with_answer(source, ast.unparse(ast.parse(source).body[0].value)))
         assert "passed=True" in right, f"{name}: the committed answer fails its check:\n{source}"
-        wrong = lesson.execute(with_answer(source, cell["metadata"]["icenb"]["wrong_answer"]))
-        assert "passed=False" in wrong, (
-            f"{name}: a wrong answer ({cell['metadata']['icenb']['wrong_answer']}) passes:\n{source}")
+        wrong_answer = cell["metadata"]["icenb"]["wrong_answer"]
+        wrong = lesson.execute(with_answer(source, wrong_answer))
+        assert "passed=False" in wrong, f"{name}: a wrong answer ({wrong_answer}) passes:\n{source}"
     lesson.close()  # one lesson's kernel at a time on two cores
