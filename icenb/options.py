@@ -1,5 +1,6 @@
 """Display options: how much a repr or graph shows before it folds the rest (DESIGN.md, reprs),
-the language of its labels, and the memory the decoded-manifest cache may keep.
+the language of its labels, and the memory the decoded-manifest cache may keep; and the one
+session setting of writes, ``wap_id`` (write-audit-publish, as Spark's ``spark.wap.id``).
 
 A top-level module, below every layer: the display layer draws with these limits and the
 table layer bounds what it reads for a picture (metadata trees and graphs) by them.
@@ -50,6 +51,10 @@ class DisplayOptions:
     # bytes of decoded manifests a FileIO's manifest cache keeps (icenb.io.manifest_reader):
     # a 1,000,000-file table's planning columns take ~0.4 GB
     manifest_cache_bytes: int = 640 * 1024 * 1024
+    # write-audit-publish (Spark's session conf ``spark.wap.id``): on a table with
+    # ``write.wap.enabled=true`` every snapshot-producing write is staged with summary
+    # ``wap.id`` = this id and moves no ref, until ``Table.publish_changes(wap_id)``
+    wap_id: str | None = None
 
 
 _current = DisplayOptions()
@@ -75,6 +80,10 @@ def _validated(changes: dict[str, Any]) -> DisplayOptions:
             if value not in RENDERERS:
                 raise ValidationError(f"display_graph_renderer must be one of {RENDERERS}",
                                       field=key, value=value)
+        elif key == "wap_id":
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ValidationError("wap_id must be a non-empty string or None", field=key,
+                                      value=value)
         elif key == "progress":
             if value not in PROGRESS_MODES:
                 raise ValidationError(f"progress must be one of {PROGRESS_MODES}", field=key,
@@ -104,7 +113,9 @@ class _Restore:
 
 def set_options(**changes: Any) -> _Restore:
     """Change display options (``icenb.set_options(display_max_snapshots=100)``; Chinese
-    labels: ``icenb.set_options(language="zh")``, default ``$ICENB_LANGUAGE`` or ``"en"``).
+    labels: ``icenb.set_options(language="zh")``, default ``$ICENB_LANGUAGE`` or ``"en"``;
+    write-audit-publish: ``with icenb.set_options(wap_id="audit-42"): t.append(rows)`` stages
+    the append on a table with ``write.wap.enabled=true``, see ``Table.publish_changes``).
 
     Unknown names or bad values raise ValidationError and change nothing. The change holds until
     the next call, or until the end of a ``with icenb.set_options(...):`` block.

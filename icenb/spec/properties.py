@@ -68,6 +68,7 @@ __all__ = [
     "WRITE_METADATA_PATH",
     "WRITE_TARGET_FILE_SIZE_BYTES",
     "WRITE_UPDATE_MODE",
+    "WRITE_WAP_ENABLED",
     "PropertyWarning",
     "bool_property",
     "check_properties",
@@ -91,6 +92,8 @@ COMMIT_TOTAL_RETRY_TIME_MS = "commit.retry.total-timeout-ms"     # default 1,800
 MANIFEST_MERGE_ENABLED = "commit.manifest-merge.enabled"         # default true
 MANIFEST_MIN_MERGE_COUNT = "commit.manifest.min-count-to-merge"  # default 100
 MANIFEST_TARGET_SIZE_BYTES = "commit.manifest.target-size-bytes"  # default 8 MiB
+#: Write-audit-publish: with a wap id set, writes stage their snapshot (no ref moves).
+WRITE_WAP_ENABLED = "write.wap.enabled"                          # default false
 
 # --------------------------------------------------------------------------- table: metadata
 METADATA_COMPRESSION = "write.metadata.compression-codec"        # none | gzip
@@ -225,7 +228,7 @@ _INT_MINIMUM: dict[str, int | None] = {
 _BOOLEAN = frozenset({
     MANIFEST_MERGE_ENABLED, OBJECT_STORAGE_ENABLED, OBJECT_STORAGE_PARTITIONED_PATHS,
     V4_COMPACTION_ENABLED, REPLACE_DROP_DIALECT_ALLOWED, GC_ENABLED,
-    METADATA_DELETE_AFTER_COMMIT,
+    METADATA_DELETE_AFTER_COMMIT, WRITE_WAP_ENABLED,
 })
 _MODES = ("copy-on-write", "merge-on-read")
 #: Properties with a fixed set of values (compared ignoring case and surrounding blanks).

@@ -83,7 +83,7 @@ from icenb.table.explore.metadata_graph import (
 )
 from icenb.table.explore.metadata_tree import MetadataTree, build_metadata_tree
 from icenb.table.interactive import build_widget
-from icenb.table.operations import TableOperations
+from icenb.table.operations import CommitReport, TableOperations
 from icenb.table.row_level.dry_run import DeleteDryRun
 from icenb.table.scan import Scan, short_text
 
@@ -190,6 +190,7 @@ class Table:
         self._catalog = catalog
         self._identifier = identifier
         self._commits = 0  # commits made through this handle (see ``_write``)
+        self._last_commit: CommitReport | None = None
 
     @property
     def catalog(self) -> Catalog | None:
@@ -323,6 +324,19 @@ class Table:
         self._metadata = committed.metadata
         self._opened_from = committed.metadata_location
         self._commits += 1
+        self._last_commit = None  # until a snapshot producer reports (see ``last_commit``)
+
+    def _reported(self, report: CommitReport) -> None:
+        self._last_commit = report
+
+    @property
+    def last_commit(self) -> CommitReport | None:
+        """What the last commit through this handle did, when it was a snapshot commit made in
+        this process (append, overwrite, delete, update, ... and a cherry-pick that re-adds
+        files): snapshot id, operation, branch (None: staged), ``attempts`` and ``retries``
+        (spec: "Commit Conflict Resolution and Retry"). None before any, after a metadata or
+        ref change, and after a write of a Spark DataFrame (committed by a Spark worker)."""
+        return self._last_commit
 
     def _moved_past(self, error: NotFound, loaded_from: str) -> bool:
         """Whether ``error``, raised by a write planned on the state loaded from
@@ -343,7 +357,8 @@ class Table:
         the commit target, the current state, how a commit is shown, refresh, FileIO."""
         return TableOperations(commit_target=self._writable, current=self._loaded,
                                committed=self._committed,
-                               refresh=lambda: self.refresh().metadata, io=self._io)
+                               refresh=lambda: self.refresh().metadata, io=self._io,
+                               reported=self._reported)
 
     def update_schema(self, *, allow_incompatible_changes: bool = False,
                       case_sensitive: bool = True) -> AbstractContextManager[SchemaUpdate]:
@@ -554,6 +569,15 @@ class Table:
         is the branch head, else re-add an append's files as a new snapshot (Java's
         ``cherrypick``); the branch's new head."""
         return refs_ops.cherry_pick(self, snapshot_id, branch=branch)
+
+    @_write
+    def publish_changes(self, wap_id: str, *, branch: str = MAIN_BRANCH) -> Snapshot:
+        """Publish the snapshot staged with ``wap.id`` = ``wap_id`` (write-audit-publish:
+        ``icenb.set_options(wap_id=...)`` on a ``write.wap.enabled`` table) by cherry-picking it
+        onto ``branch`` (Spark's ``publish_changes`` procedure); the branch's new head.
+        ``ValidationError`` naming ``wap.id`` when no snapshot or several carry it, or when it
+        was published already."""
+        return refs_ops.publish_changes(self, wap_id, branch=branch)
 
     # ------------------------------------------------------------------ expiry and upgrades
 

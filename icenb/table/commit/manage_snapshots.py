@@ -29,6 +29,10 @@ Resolution and Retry". Behaviour and checks follow Iceberg Java 1.10's ``ManageS
   is already an ancestor of the branch, or was already picked into it, or whose ``wap.id`` was
   already published there, is refused, as is any other operation.
 
+``publish_changes`` (Spark's procedure of that name, write-audit-publish) finds the one snapshot
+whose summary ``wap.id`` is the given id and cherry-picks it; none, several, or one published
+already on the branch is refused naming ``wap.id``.
+
 A ref change is one metadata commit ``[RemoveSnapshotRef..., SetSnapshotRef...]`` with
 ``AssertTableUUID`` and ``AssertRefSnapshotId`` for every ref the requests named (its snapshot
 when the requests were made, or absent). When another writer moved the table pointer the
@@ -103,6 +107,7 @@ __all__ = [
     "Unset",
     "cherry_pick",
     "create_branch",
+    "publish_changes",
 ]
 
 # Snapshot summary keys (Java's SnapshotSummary).
@@ -646,3 +651,31 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) ->
     producer.picking(picked, table.metadata.table_uuid)
     producer.add_files(files)
     return commit_snapshot(table, producer)
+
+
+def publish_changes(table: Table, wap_id: str, *, branch: str = MAIN_BRANCH) -> Snapshot:
+    """``Table.publish_changes``: cherry-pick the one snapshot staged with ``wap.id`` =
+    ``wap_id`` onto ``branch`` (Java's ``PublishChangesProcedure``); the branch's new head.
+    The table is reloaded first, as the procedure loads it: the pick builds on the branch as
+    other writers left it."""
+    if not isinstance(wap_id, str) or not wap_id:
+        raise ValidationError("a wap id must be a non-empty string", field=WAP_ID, value=wap_id)
+    md = table.operations.refresh()
+    staged = [s for s in md.snapshots if s.summary is not None
+              and s.summary.get(WAP_ID) == wap_id]
+    if len(staged) != 1:
+        found = ("no snapshot is staged with it" if not staged else "snapshots "
+                 f"{', '.join(str(s.snapshot_id) for s in staged)} are all staged with it")
+        raise ValidationError(f"cannot publish wap.id {wap_id!r}: {found}", field=WAP_ID,
+                              value=wap_id, file=table.metadata_location)
+    picked = staged[0]
+    head = md.snapshot_for_ref(branch)
+    published = [s.snapshot_id for s in _newest_first(md, None if head is None
+                                                     else head.snapshot_id)
+                 if s.snapshot_id == picked.snapshot_id or (
+                     s.summary is not None and s.summary.get(PUBLISHED_WAP_ID) == wap_id)]
+    if published:
+        raise ValidationError(f"cannot publish wap.id {wap_id!r} again: {branch!r} has it "
+                              f"since snapshot {published[-1]}", field=WAP_ID, value=wap_id,
+                              file=table.metadata_location)
+    return cherry_pick(table, picked.snapshot_id, branch=branch)

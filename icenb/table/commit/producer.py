@@ -19,7 +19,12 @@ Lists", "Sequence Numbers", "Row Lineage", "Commit Conflict Resolution and Retry
   ``max-wait-ms``, ``total-timeout-ms``);
 * a commit that finally fails deletes every file the operation wrote (data files, manifests,
   manifest lists; the catalog deletes its metadata file) - except when the outcome is unknown
-  (``CommitStateUnknown``), where files may be referenced and are kept.
+  (``CommitStateUnknown``), where files may be referenced and are kept;
+* a staged producer (:meth:`SnapshotProducer.stage_only`, Java's ``stageOnly()``, used for
+  write-audit-publish) commits ``[AddSnapshot]`` only: the snapshot joins the table's
+  snapshots, built on the branch head, and no ref moves (so no ref is asserted either);
+* how many attempts the commit took is kept (:attr:`SnapshotProducer.attempts`) and reported to
+  the table (``Table.last_commit``, a :class:`~icenb.table.operations.CommitReport`).
 """
 
 from __future__ import annotations
@@ -83,6 +88,7 @@ from icenb.spec.snapshot import (
     TOTAL_FILE_SIZE,
     TOTAL_POS_DELETES,
     TOTAL_RECORDS,
+    WAP_ID,
     Operation,
     Snapshot,
     SnapshotRefType,
@@ -98,6 +104,7 @@ from icenb.spec.table_updates import (
     apply_updates,
     check_requirements,
 )
+from icenb.table.operations import CommitReport
 from icenb.table.write.data_files import write_data_files
 from icenb.table.write.locations import location_provider
 
@@ -231,12 +238,16 @@ def commit_to_table(table: Table, producer: SnapshotProducer) -> LoadedTable:
     with refresh_on_error(table), producer.aborted_on_error():
         committed = producer.commit(table.operations.current())
     table.operations.committed(committed)
+    table.operations.reported(producer.report())
     return committed
 
 
 def commit_snapshot(table: Table, producer: SnapshotProducer) -> Snapshot:
-    """:func:`commit_to_table`; the new head of the producer's branch."""
-    snap = commit_to_table(table, producer).metadata.snapshot_for_ref(producer.branch)
+    """:func:`commit_to_table`; the new head of the producer's branch, or the staged snapshot
+    of a staged producer."""
+    metadata = commit_to_table(table, producer).metadata
+    snap = (metadata.snapshot_by_id(producer.snapshot_id) if producer.staged
+            and producer.snapshot_id is not None else metadata.snapshot_for_ref(producer.branch))
     assert snap is not None
     return snap
 
@@ -446,6 +457,10 @@ class SnapshotProducer(ABC):
         self._outcome_unknown = False
         #: Whether a commit succeeded (the files are the table's now: never deleted here).
         self._landed = False
+        #: Java's ``stageOnly()``: add the snapshot, move no ref (write-audit-publish).
+        self._stage_only = False
+        #: Commit attempts made by the last :meth:`commit` (1: no conflict).
+        self._attempts = 0
 
     @property
     def commit_uuid(self) -> str:
@@ -455,6 +470,39 @@ class SnapshotProducer(ABC):
     @property
     def branch(self) -> str:
         return self._branch
+
+    @property
+    def staged(self) -> bool:
+        """Whether the commit only adds the snapshot (no ref moves): :meth:`stage_only`."""
+        return self._stage_only
+
+    @property
+    def snapshot_id(self) -> int | None:
+        """The new snapshot's id (None before the first attempt)."""
+        return self._snapshot_id
+
+    @property
+    def attempts(self) -> int:
+        """Commit attempts the last :meth:`commit` made: 1 when it did not conflict, one more
+        per retry on another writer's commit (spec: "Commit Conflict Resolution and Retry")."""
+        return self._attempts
+
+    def stage_only(self, wap_id: str | None = None) -> None:
+        """Stage the snapshot instead of moving the branch (Java's ``stageOnly()``); with
+        ``wap_id`` its summary has ``wap.id`` (Spark's write-audit-publish), so
+        ``Table.publish_changes(wap_id)`` finds and cherry-picks it."""
+        self._stage_only = True
+        if wap_id is not None:
+            self._snapshot_properties[WAP_ID] = wap_id
+
+    def report(self) -> CommitReport:
+        """What the last successful :meth:`commit` did (``ValidationError`` before one)."""
+        if not self._landed or self._snapshot_id is None:
+            raise ValidationError("the operation has not committed", field="snapshot_id")
+        return CommitReport(snapshot_id=self._snapshot_id, operation=self.operation(),
+                            branch=None if self._stage_only else self._branch,
+                            attempts=self._attempts,
+                            wap_id=self._snapshot_properties.get(WAP_ID))
 
     @property
     def written_files(self) -> tuple[str, ...]:
@@ -545,6 +593,8 @@ class SnapshotProducer(ABC):
             added_rows=tree.added_rows if version >= 3 else None,
             root_manifest=tree.root_manifest,
         )
+        if self._stage_only:  # Java's stageOnly(): the snapshot is added, no ref moves
+            return Attempt(updates=[AddSnapshot(snapshot)], requirements=[])
         expected = (ref.snapshot_id if ref is not None else
                     base.current_snapshot_id if self._branch == MAIN_BRANCH else None)
         set_ref = (SetSnapshotRef(self._branch, snapshot_id, SnapshotRefType.BRANCH)
@@ -601,6 +651,7 @@ class SnapshotProducer(ABC):
         current = base
         while True:
             attempt += 1
+            self._attempts = attempt
             attempt_files: list[str] = []
             try:
                 built = self._apply(current.metadata, attempt, attempt_files)

@@ -169,7 +169,6 @@ def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BR
         return v4_delete_rows(table, filter, branch=branch,
                               snapshot_properties=snapshot_properties,
                               case_sensitive=case_sensitive)
-    catalog, identifier = table.operations.commit_target()
     md = table.metadata
     expr = _expression(filter)
     plan = plan_copy_on_write(table.io, md, expr, branch=branch, case_sensitive=case_sensitive)
@@ -178,8 +177,10 @@ def delete_rows(table: Table, filter: str | Expression, *, branch: str = MAIN_BR
     rewrite = plan.keep_rows is not None and plan.keep_rows.num_rows > 0
     # whole files only: a ``delete`` snapshot (Java's DeleteFiles), else an ``overwrite``
     producer: OverwriteFiles | DeleteFiles = (
-        OverwriteFiles if rewrite else DeleteFiles)(
-        catalog, identifier, table.io, branch=branch, snapshot_properties=snapshot_properties)
+        table_producer("overwrite", table, OverwriteFiles, branch=branch,
+                       snapshot_properties=snapshot_properties) if rewrite else
+        table_producer("delete", table, DeleteFiles, branch=branch,
+                       snapshot_properties=snapshot_properties))
     producer.case_sensitive(case_sensitive)
     validate_copy_on_write(producer, md, plan, expr)
     for f in plan.remove:
