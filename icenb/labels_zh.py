@@ -138,6 +138,16 @@ ZH: dict[str, str] = {
     'Expire snapshots': '过期快照',
     '{snapshots} expired': '{snapshots}已过期',
     'failed deletes: {n:,}': '删除失败：{n:,}',
+    # ---- data file compaction (rewrite_data_files)
+    'Rewrite data files': '重写数据文件',
+    'nothing to rewrite': '无需重写',
+    'committed snapshot {id}': '已提交快照 {id}',
+    'strategy': '策略',
+    'rewritten data files': '重写的数据文件',
+    'rewritten bytes': '重写的字节数',
+    'rows rewritten': '重写的行数',
+    'file groups': '文件组',
+    '{before} files -> {after}': '{before} 个文件 -> {after} 个',
     'snapshots': '快照',
     # ---- schemas, partition specs, sort orders
     'Type': '类型',

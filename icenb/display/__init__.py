@@ -48,6 +48,7 @@ from icenb.display import (  # noqa: F401, I001
     evolution_history,
     diff,
     changelog,
+    rewrite_data_files_repr,
 )
 from icenb.display.kit import side_by_side  # noqa: F401
 from icenb.display.history import timeline, tree  # noqa: F401
