@@ -138,6 +138,17 @@ ZH: dict[str, str] = {
     'Expire snapshots': '过期快照',
     '{snapshots} expired': '{snapshots}已过期',
     'failed deletes: {n:,}': '删除失败：{n:,}',
+    # ---- maintenance rewrites (rewrite_manifests, rewrite_position_deletes)
+    'Rewrite manifests': '重写清单文件',
+    'manifests rewritten': '重写的清单文件',
+    'manifests added': '新增的清单文件',
+    '{a} manifests into {b}': '{a} 个清单文件重写为 {b} 个',
+    'Rewrite position deletes': '重写位置删除',
+    'delete files rewritten': '重写的删除文件',
+    'delete files added': '新增的删除文件',
+    'bytes rewritten': '重写的字节数',
+    'bytes added': '新增的字节数',
+    '{a} delete files into {b}': '{a} 个删除文件重写为 {b} 个',
     # ---- data file compaction (rewrite_data_files)
     'Rewrite data files': '重写数据文件',
     'nothing to rewrite': '无需重写',
