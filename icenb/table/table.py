@@ -603,6 +603,40 @@ class Table:
             delete_file_threshold=delete_file_threshold, rewrite_all=rewrite_all,
             branch=branch, snapshot_properties=snapshot_properties)
 
+    # ------------------------------------------------------------------ maintenance
+
+    @_write
+    def rewrite_manifests(self, *, spec_id: int | None = None,
+                          target_manifest_size_bytes: int | None = None,
+                          branch: str = MAIN_BRANCH,
+                          snapshot_properties: Mapping[str, str] | None = None) -> Any:
+        """Rewrite the branch's data manifests (of every spec, or of ``spec_id``) into
+        manifests clustered by partition of about ``target_manifest_size_bytes`` (default
+        ``commit.manifest.target-size-bytes``) in one ``replace`` snapshot, as Iceberg Java's
+        ``rewrite_manifests``; entries keep their snapshot ids, sequence numbers and row ids. A
+        :class:`~icenb.table.commit.rewrite_manifests.RewriteManifestsResult` (its ``snapshot``
+        None when nothing needed rewriting). Not on EXPERIMENTAL v4 tables."""
+        from icenb.table.commit.rewrite_manifests import rewrite_manifests
+
+        return rewrite_manifests(self, spec_id=spec_id,
+                                 target_manifest_size_bytes=target_manifest_size_bytes,
+                                 branch=branch, snapshot_properties=snapshot_properties)
+
+    @_write
+    def rewrite_position_deletes(self, filter: str | Expression = "true", *,
+                                 branch: str = MAIN_BRANCH,
+                                 snapshot_properties: Mapping[str, str] | None = None) -> Any:
+        """Merge the position delete files of each partition ``filter`` may match into fewer
+        files, dropping deletes of rows no longer live, in one ``replace`` snapshot (Iceberg
+        Java's ``rewrite_position_delete_files``); on v3 tables position delete files become
+        deletion vectors, one per data file. A :class:`~icenb.table.commit.
+        rewrite_position_deletes.RewritePositionDeletesResult` (its ``snapshot`` None when
+        nothing needed rewriting). Not on EXPERIMENTAL v4 tables."""
+        from icenb.table.commit.rewrite_position_deletes import rewrite_position_deletes
+
+        return rewrite_position_deletes(self, filter, branch=branch,
+                                        snapshot_properties=snapshot_properties)
+
     # ------------------------------------------------------------------ expiry and upgrades
 
     @_write
