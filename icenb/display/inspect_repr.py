@@ -20,10 +20,12 @@ import pyarrow as pa
 from icenb.display.kit import fmt
 from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
+from icenb.display.kit import values as vals
 from icenb.display.registry import Rendered, register
 from icenb.labels import t
 from icenb.options import get_options
-from icenb.table.explore.inspect import INSPECT_TAG, InspectTables
+from icenb.spec import human
+from icenb.table.explore.inspect import INSPECT_TAG, INSPECT_TYPES_TAG, InspectTables
 
 __all__ = ["METADATA_TABLES", "arrow_table_html", "arrow_table_rendered", "inspect_name",
            "register_ipython_formatters"]
@@ -105,6 +107,8 @@ def compact(value: Any) -> str:
     """One cell's value on one line: nested lists, maps and structs abbreviated."""
     if value is None:
         return "null"
+    if isinstance(value, _Shown):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, bytes):
@@ -131,6 +135,43 @@ def compact(value: Any) -> str:
             return "{" + shown + more + "}"
         return "[" + ", ".join(compact(x) for x in value[:_NESTED_ITEMS]) + more + "]"
     return str(value)
+
+
+_Types = tuple[dict[int, Any], dict[str, Any]]
+_BOUNDS = ("lower_bounds", "upper_bounds")
+
+
+def _types(table: pa.Table) -> _Types | None:
+    """Column and partition types a tagged result carries; None when bounds are shown raw."""
+    meta = table.schema.metadata or {}
+    if vals.bounds_are_raw() or INSPECT_TYPES_TAG not in meta:
+        return None
+    return human.types_from_tag(meta[INSPECT_TYPES_TAG])
+
+
+def _human_cell(name: str, value: Any, types: _Types | None) -> Any:
+    """A cell with its bounds and partition values as values (spec: Appendix D; partition
+    transforms' human strings); other values unchanged. Recurses into ``data_file``."""
+    if types is None or value is None:
+        return value
+    columns, partition = types
+    if name in _BOUNDS and isinstance(value, list):
+        return {k: _Shown(vals.bound(columns.get(k), v)) for k, v in value}
+    if name == "partition" and isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if k in partition:
+                transform, source = partition[k]
+                v = _Shown(human.partition_value_text(transform, source, v))
+            out[k] = v
+        return out
+    if isinstance(value, Mapping):
+        return {k: _human_cell(k, v, types) for k, v in value.items()}
+    return value
+
+
+class _Shown(str):
+    """A value already rendered for display (``compact`` shows it as it is)."""
 
 
 def _numeric(t: pa.DataType) -> bool:
@@ -186,6 +227,10 @@ def arrow_table_rendered(table: pa.Table, title: str | None = None, *, kind: str
     sub = table.select(cols) if cols else table.select([])
     values = _columns(sub, [*rh, *rt])
     fields = [table.schema.field(i) for i in cols]
+    types = _types(table)
+    if types is not None:
+        values = [[_human_cell(f.name, v, types) for v in col]
+                  for f, col in zip(fields, values, strict=True)]
     numeric = [_numeric(f.type) for f in fields]
 
     def th(i: int) -> str:

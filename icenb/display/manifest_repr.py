@@ -2,9 +2,10 @@
 partition field summaries, deletion vectors and decoded (cached) manifests.
 
 Spec: "Manifest Lists" (``manifest_file``, ``field_summary``), "Manifests" (``manifest_entry``,
-``data_file``), "Deletion Vectors". Nothing here reads a file. Bounds are shown as hex: the
-objects do not carry the schema that ``metrics_evaluator.decode_bounds`` needs (the metadata
-tree, which has it, is drawn elsewhere).
+``data_file``), "Deletion Vectors". Nothing here reads a file. Bounds and partition values
+are shown as values (:mod:`icenb.display.kit.values`) when the object was read from a table,
+which attaches the types (:func:`icenb.spec.human.attach_types`); objects built by hand, and
+every object under ``icenb.set_options(display_raw_bounds=True)``, show hex bounds.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from typing import Any
 
 from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
+from icenb.display.kit import values as vals
 from icenb.display.kit.fmt import count, cut, file_name, fold, hidden, size
 from icenb.display.registry import Rendered, register
 from icenb.io.manifest_reader import DecodedManifest
 from icenb.labels import t
 from icenb.options import get_options
+from icenb.spec import human
 from icenb.spec.deletion_vector import DeletionVector
 from icenb.spec.manifest import (
     DataFile,
@@ -37,7 +40,6 @@ __all__ = ["STATUS_BADGES", "bound_hex", "content_noun", "content_word", "partit
 #: Entry status -> badge kind (spec: Manifest Entry Fields, ``status``).
 STATUS_BADGES = {EntryStatus.ADDED: "added", EntryStatus.EXISTING: "existing",
                  EntryStatus.DELETED: "deleted"}
-_BOUND_BYTES = 16
 
 
 def _content_en(f: DataFile) -> str:
@@ -69,23 +71,33 @@ def status_badge(status: Any) -> str:
     return h.badge(s.name, STATUS_BADGES[s])
 
 
-def bound_hex(raw: bytes | None) -> str:
-    """Bound bytes as hex, cut after 16 bytes (Appendix D single-value serialization)."""
-    if raw is None:
-        return "-"
-    b = bytes(raw)
-    text = b[:_BOUND_BYTES].hex()
-    return text + ("…" if len(b) > _BOUND_BYTES else "")
+bound_hex = human.bound_hex
 
 
-def partition_text(partition: Sequence[Any], names: Sequence[str] | None = None) -> str:
-    """A partition tuple as ``name=value, ...`` (positions when the names are unknown)."""
+def _raw_types(obj: Any) -> human.ValueTypes | None:
+    """The types attached to ``obj``; None when bounds are to be shown as stored."""
+    return None if vals.bounds_are_raw() else human.attached_types(obj)
+
+
+def partition_text(partition: Sequence[Any] | DataFile, names: Sequence[str] | None = None
+                   ) -> str:
+    """A partition tuple as ``name=value, ...`` (positions when the names are unknown). Given
+    the DataFile itself, values read from a table are shown by their transform's human string
+    (``ts_month=2026-11``, :func:`icenb.display.kit.values.partition`)."""
+    types = None
+    if isinstance(partition, DataFile):
+        types = human.attached_types(partition)
+        partition = partition.partition
     if not partition:
         return t("unpartitioned")
+    if types is not None and types.spec is not None and (
+            names is None or list(names) == [f.name for f in types.spec.fields]):
+        return cut(vals.partition(types.spec, types.schemas, partition,
+                                  names=names is not None))
     parts = []
     for i, v in enumerate(partition):
         name = names[i] if names is not None and i < len(names) else None
-        value = "null" if v is None else str(v)
+        value = human.plain(v)
         parts.append(f"{name}={value}" if name else value)
     return cut(", ".join(parts))
 
@@ -124,12 +136,30 @@ def _manifest_pairs(m: ManifestFile) -> list[tuple[str, str]]:
     return pairs
 
 
-def _summary_rows(summaries: Sequence[FieldSummary]) -> list[list[str]]:
-    return [[str(i), str(s.contains_null), _opt(s.contains_nan), bound_hex(s.lower_bound),
-             bound_hex(s.upper_bound)] for i, s in enumerate(summaries)]
+def _summary_rows(summaries: Sequence[FieldSummary], types: human.ValueTypes | None
+                  ) -> list[list[str]]:
+    fields = types.spec.fields if types is not None and types.spec is not None else ()
+    schemas = types.schemas if types is not None else ()
+    rows = []
+    for i, s in enumerate(summaries):
+        if i < len(fields):
+            pf = fields[i]
+            lower, upper = (human.partition_bound_text(pf, schemas, b)
+                            for b in (s.lower_bound, s.upper_bound))
+            name = pf.name
+        else:
+            lower, upper, name = bound_hex(s.lower_bound), bound_hex(s.upper_bound), str(i)
+        rows.append([name, str(s.contains_null), _opt(s.contains_nan), lower, upper])
+    return rows
 
 
-_SUMMARY_HEADERS = ["field", "contains null", "contains NaN", "lower (hex)", "upper (hex)"]
+_BOUND_HEADERS = {True: ["lower", "upper"], False: ["lower (hex)", "upper (hex)"]}
+_SUMMARY_HEADERS = ["field", "contains null", "contains NaN", *_BOUND_HEADERS[True],
+                    *_BOUND_HEADERS[False]]  # the last two of one kind are shown
+
+
+def _bound_headers(decoded: bool) -> list[str]:
+    return _BOUND_HEADERS[decoded]
 
 
 def _headers(names: Sequence[str]) -> list[str]:
@@ -143,8 +173,10 @@ def _manifest_file(m: ManifestFile) -> Rendered:
     body = _kv_html(pairs)
     text = [f"{t('Manifest file')} {file_name(m.manifest_path)}", tx.kv(pairs, "  ")]
     if m.partitions:
-        rows = _summary_rows(m.partitions)
-        headers = _headers(_SUMMARY_HEADERS)
+        types = _raw_types(m)
+        rows = _summary_rows(m.partitions, types)
+        headers = _headers([*_SUMMARY_HEADERS[:3],
+                            *_bound_headers(types is not None and types.spec is not None)])
         body += h.section(t("Partition summaries"), h.table(
             headers, [[h.esc(c) for c in r] for r in rows], limit=limit,
             what="fields"), count=str(len(rows)))
@@ -172,7 +204,7 @@ def _field_summary(s: FieldSummary) -> Rendered:
 def _file_pairs(f: DataFile) -> list[tuple[str, str]]:
     pairs = [(t("path"), cut(f.file_path)), (t("content"), content_noun(f)),
              (t("format"), f.file_format.name), (t("partition spec"), str(f.spec_id)),
-             (t("partition"), partition_text(f.partition)),
+             (t("partition"), partition_text(f, _spec_names(f))),
              (t("records"), count(f.record_count)), (t("size"), size(f.file_size_in_bytes))]
     if f.data_sequence_number is not None:
         pairs.append((t("data sequence number"), str(f.data_sequence_number)))
@@ -197,7 +229,13 @@ def _file_pairs(f: DataFile) -> list[tuple[str, str]]:
     return pairs
 
 
-_STATS_HEADERS = ["field id", "size", "values", "nulls", "NaNs", "lower (hex)", "upper (hex)"]
+def _spec_names(f: DataFile) -> list[str] | None:
+    types = human.attached_types(f)
+    return None if types is None or types.spec is None else [x.name for x in types.spec.fields]
+
+
+_STATS_HEADERS = ["field id", "size", "values", "nulls", "NaNs", *_BOUND_HEADERS[True],
+                  *_BOUND_HEADERS[False]]  # the last two of one kind are shown
 
 
 def _get(m: Mapping[int, Any] | None, fid: int) -> Any:
@@ -209,12 +247,17 @@ def _stats_rows(f: DataFile) -> list[list[str]]:
     maps = (f.column_sizes, f.value_counts, f.null_value_counts, f.nan_value_counts,
             f.lower_bounds, f.upper_bounds)
     ids = sorted({fid for m in maps if m for fid in m})
+    types = _raw_types(f)
+
+    def bound(raw: bytes | None, fid: int) -> str:
+        return bound_hex(raw) if types is None else vals.bound(types.field_type(fid), raw)
+
     rows = []
     for fid in ids:
         rows.append([str(fid), size(_get(f.column_sizes, fid)) if _get(f.column_sizes, fid)
                      is not None else "-", count(_get(f.value_counts, fid)),
                      count(_get(f.null_value_counts, fid)), count(_get(f.nan_value_counts, fid)),
-                     bound_hex(_get(f.lower_bounds, fid)), bound_hex(_get(f.upper_bounds, fid))])
+                     bound(_get(f.lower_bounds, fid), fid), bound(_get(f.upper_bounds, fid), fid)])
     return rows
 
 
@@ -226,7 +269,7 @@ def data_file_parts(f: DataFile) -> tuple[str, str]:
     text = [tx.kv(pairs, "  ")]
     rows = _stats_rows(f)
     if rows:
-        headers = _headers(_STATS_HEADERS)
+        headers = _headers([*_STATS_HEADERS[:5], *_bound_headers(_raw_types(f) is not None)])
         body += h.section(t("Column stats"), h.table(
             headers, [[h.esc(c) for c in r] for r in rows], limit=limit,
             what="columns"), count=str(len(rows)))

@@ -210,7 +210,7 @@ def _file_label(tree: MetadataTree, e: TreeEntry, fid: str) -> str:
     else:
         lines.append(f"{plural(f.record_count, 'row')} · {size(f.file_size_in_bytes)}")
     if f.partition:
-        lines.append(_short(partition_text(f.partition, tree.spec_fields.get(f.spec_id))))
+        lines.append(_short(partition_text(f, tree.spec_fields.get(f.spec_id))))
     return "\n".join(lines)
 
 
@@ -403,7 +403,7 @@ def _entry_text(tree: MetadataTree, e: TreeEntry, view: _View, indent: str) -> l
     line = (f"{indent}{status:<8} {fid} {content_noun(f)} "
             f"{file_name(f.file_path)} · {plural(f.record_count, 'row')}")
     if f.partition:
-        line += " · " + partition_text(f.partition, tree.spec_fields.get(f.spec_id))
+        line += " · " + partition_text(f, tree.spec_fields.get(f.spec_id))
     out = [line]
     targets = [view.file_ids.get(p, file_name(p)) for p in e.applies_to]
     if targets:
@@ -457,7 +457,7 @@ def _file_rows(tree: MetadataTree, view: _View) -> list[list[str]]:
                      + (h.badge(t("removed by DV"), "deleted") if e.removed else ""),
                      h.esc(content_noun(f)),
                      h.code(_short(short_path(f.file_path, tree.location), 60)),
-                     h.esc(partition_text(f.partition, tree.spec_fields.get(f.spec_id))),
+                     h.esc(partition_text(f, tree.spec_fields.get(f.spec_id))),
                      h.esc(count(f.record_count)), h.esc(size(f.file_size_in_bytes)),
                      h.esc(e.sequence_number if e.sequence_number is not None else "-"),
                      h.esc(applies or "-")])

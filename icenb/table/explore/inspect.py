@@ -104,6 +104,7 @@ from icenb.io.root_manifest import read_root_manifest
 from icenb.reprs import safe_repr
 from icenb.spec.arrow_schema import FIELD_ID_KEY, arrow_field_id, to_arrow_schema, to_arrow_type
 from icenb.spec.content_entry import ContentType
+from icenb.spec.human import types_tag
 from icenb.spec.manifest import (
     EntryStatus,
     FieldSummary,
@@ -126,7 +127,7 @@ from icenb.table.scan.v4_planning import SnapshotEntries, snapshot_entries
 if TYPE_CHECKING:
     from icenb.table.table import Table
 
-__all__ = ["INSPECT_TAG", "InspectTables", "shared_manifest_cache"]
+__all__ = ["INSPECT_TAG", "INSPECT_TYPES_TAG", "InspectTables", "shared_manifest_cache"]
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -192,6 +193,8 @@ def _ts(ms: int) -> int:
 #: Schema metadata key naming the metadata table an Arrow table is (the display layer draws
 #: tagged tables as bounded HTML; other Arrow tables keep their own display).
 INSPECT_TAG = b"icenb.inspect"
+#: Schema metadata key holding the column and partition types (:func:`icenb.spec.human.types_tag`).
+INSPECT_TYPES_TAG = b"icenb.inspect.types"
 
 P = ParamSpec("P")
 
@@ -203,7 +206,11 @@ def _tagged(fn: Callable[P, pa.Table]) -> Callable[P, pa.Table]:
     @functools.wraps(fn)
     def tagged(*args: P.args, **kwargs: P.kwargs) -> pa.Table:
         out = fn(*args, **kwargs)
-        return out.replace_schema_metadata({**(out.schema.metadata or {}), INSPECT_TAG: name})
+        tags = {INSPECT_TAG: name}
+        md = getattr(getattr(args[0], "_table", None), "metadata", None) if args else None
+        if md is not None:  # column and partition types, for the display (icenb.spec.human)
+            tags[INSPECT_TYPES_TAG] = types_tag(md.schemas, md.partition_specs)
+        return out.replace_schema_metadata({**(out.schema.metadata or {}), **tags})
     return tagged
 
 

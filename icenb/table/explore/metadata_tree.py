@@ -38,6 +38,7 @@ from icenb.io.root_manifest import (
 )
 from icenb.reprs import safe_repr
 from icenb.spec.content_entry import ContentEntry, ContentType, InheritFrom, inherit
+from icenb.spec.human import attach_types
 from icenb.spec.manifest import (
     DataFile,
     EntryStatus,
@@ -348,6 +349,8 @@ def build_metadata_tree(
     hidden_rows = [i for i in range(head, n - (len(shown) - head))]
     manifests = (manifest_files_from_arrow(listing.take(pa.array(shown, pa.int64())),
                                            file=snap.manifest_list) if shown else [])
+    for m in manifests:  # so its display shows the partition summaries as values
+        attach_types(m, metadata.schema, metadata.specs_by_id.get(m.partition_spec_id))
     drawn: list[_Drawn] = []
     if manifests:
         entries = read_manifest_entries(io, manifests, metadata.format_version, cache=cache)

@@ -63,6 +63,7 @@ from icenb.spec.expressions import (
     bind,
     unbind,
 )
+from icenb.spec.human import attach_types
 from icenb.spec.manifest import (
     DataFile,
     FileScanTask,
@@ -445,6 +446,7 @@ def content_files_of(entries: pa.Table, specs: Mapping[int, PartitionSpec], sche
     out = []
     for rec, sid, part, seq in zip(records, spec_ids, partitions, seqs, strict=True):
         rec["partition"] = list(part)
-        out.append(DataFile.from_avro_record(
-            rec, types[sid], spec_id=sid, data_sequence_number=None if seq is None else int(seq)))
+        out.append(attach_types(DataFile.from_avro_record(
+            rec, types[sid], spec_id=sid, data_sequence_number=None if seq is None else int(seq)),
+            schema, specs[sid]))  # so its display shows bounds and partitions as values
     return out
