@@ -28,7 +28,6 @@ from icenb.spec import (
     parse,
     parse_term,
     project_inclusive,
-    to_human,
 )
 from icenb.table import Table
 from icenb.widgets.authoring import Authoring
@@ -203,12 +202,12 @@ class PartitionEvolution(Authoring):
             values = values[:self._sample_values]
         rows = []
         is_bucket = str(transform).startswith("bucket")
-        result_type = transform.result_type(typ)
         for raw in values:
             v = coerce(typ, raw, field=sources[0])
             result = transform.apply(typ, v)
+            # as a partition path shows it: month 682 is 2026-11 (spec: Appendix C)
             rows.append((raw, bucket_hash(typ, v) if is_bucket else None, result,
-                         "null" if result is None else to_human(result_type, result)))
+                         transform.to_human_string(typ, result)))
         return TransformPreview(term, sources[0], str(transform), tuple(rows))
 
     def where(self, row: Mapping[str, Any]) -> str:

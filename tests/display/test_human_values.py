@@ -161,3 +161,13 @@ def test_inspect_display_shows_values_and_keeps_the_data(table: Any) -> None:
     with icenb.set_options(display_raw_bounds=True):
         raw = arrow_table_rendered(files.select(["partition", "lower_bounds"])).html
         assert "ts_month: 682" in raw and "0x" in raw
+
+
+def test_partition_evolution_preview_shows_month_and_hour_as_paths_do(table: Any) -> None:
+    from icenb.widgets import PartitionEvolution
+
+    pe = PartitionEvolution(table)
+    month = pe.transform_preview("month(ts)", ["2026-11-27T06:05:00"])
+    assert month.rows[0][2] == 682 and month.rows[0][3] == "2026-11"
+    hour = pe.transform_preview("hour(ts)", ["2026-11-27T06:05:00"])
+    assert hour.rows[0][3] == "2026-11-27-06"
