@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from icenb.display.kit import fmt
 from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
+from icenb.display.kit import values as vals
 from icenb.display.registry import Rendered, register, render
 from icenb.display.table_repr import folded_table
 from icenb.labels import t
@@ -40,18 +41,11 @@ def delete_kind(f: DataFile) -> str:
 
 
 def partition_text(spec: PartitionSpec, schema: Schema, values: Sequence[Any]) -> str:
-    """``name=value, ...`` with each value in its transform's human form (spec: Partitioning)."""
+    """``name=value, ...`` with each value in its transform's human form (spec: Partitioning;
+    :func:`icenb.display.kit.values.partition`)."""
     if not spec.fields:
         return "-"
-    parts = []
-    for pf, value in zip(spec.fields, values, strict=False):
-        try:
-            source = schema.find_type(pf.source_id)
-            shown = pf.transform.to_human_string(source, value)
-        except Exception:
-            shown = repr(value)
-        parts.append(f"{pf.name}={shown}")
-    return ", ".join(parts)
+    return vals.partition(spec, schema, values)
 
 
 def residual_text(residual: Any) -> str:

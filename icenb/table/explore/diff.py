@@ -29,6 +29,7 @@ from icenb.io.manifest_reader import (
     shared_manifest_cache,
 )
 from icenb.reprs import safe_repr
+from icenb.spec.human import partition_text
 from icenb.spec.manifest import EntryStatus, FileContent, FileFormat
 from icenb.spec.snapshot import Snapshot
 from icenb.spec.table_metadata import TableMetadata
@@ -258,22 +259,10 @@ def _kept_rows(entries: pa.Table, max_files: int) -> tuple[np.ndarray[Any, Any],
 
 def _partition_text(metadata: TableMetadata, spec_id: int,
                     values: tuple[tuple[str, Any], ...]) -> str:
-    """``name=value`` pairs as partition paths show them (spec: Appendix C, human strings)."""
-    spec = metadata.spec_by_id(spec_id)
-    out = []
-    for name, value in values:
-        text = str(value)
-        pf = None if spec is None else spec.field_by_name(name)
-        if pf is not None:
-            source = next((f for sc in (metadata.schema, *reversed(metadata.schemas))
-                           if (f := sc.field_by_id(pf.source_id)) is not None), None)
-            if source is not None:
-                try:
-                    text = pf.transform.to_human_string(source.field_type, value)
-                except Exception:  # a display nicety: fall back to the raw value
-                    text = str(value)
-        out.append(f"{name}={text}")
-    return ", ".join(out)
+    """``name=value`` pairs as partition paths show them (spec: Appendix C, human strings;
+    :func:`icenb.spec.human.partition_text`)."""
+    schemas = (metadata.schema, *reversed(metadata.schemas))
+    return partition_text(metadata.spec_by_id(spec_id), schemas, dict(values))
 
 
 def _file_infos(metadata: TableMetadata, entries: pa.Table, rows: np.ndarray[Any, Any]
