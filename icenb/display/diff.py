@@ -73,14 +73,24 @@ def _partition(f: FileInfo) -> str:
     return f.partition_text or ", ".join(f"{k}={v}" for k, v in f.partition) or "-"
 
 
-def _snapshot_title(diff: SnapshotDiff) -> tuple[str, str]:
-    def name(label: str, sid: int) -> str:
-        return str(sid) if label == str(sid) else f"{label} ({sid})"
+def _short(diff: SnapshotDiff, sid: int) -> str:
+    """A snapshot's short label (S3) in the diffed table, or its full id."""
+    return fmt.snapshot_label(diff.metadata, sid)
 
-    title = f"{name(diff.a_label, diff.a.snapshot_id)} → {name(diff.b_label, diff.b.snapshot_id)}"
+
+def _snapshot_title(diff: SnapshotDiff) -> tuple[str, str]:
+    """``v1 (S3) → main (S8)`` and a sub-line with the relation, times and full ids."""
+    def name(label: str, sid: int) -> str:
+        short = _short(diff, sid)
+        return short if label in (str(sid), short) else f"{label} ({short})"
+
+    a, b = diff.a.snapshot_id, diff.b.snapshot_id
+    title = f"{name(diff.a_label, a)} → {name(diff.b_label, b)}"
     rel = t("a is an ancestor of b") if diff.a_is_ancestor else t("a is not an ancestor of b")
     when = f"{fmt.timestamp(diff.a.timestamp_ms)} → {fmt.timestamp(diff.b.timestamp_ms)}"
-    return title, f"{rel}; {when}"
+    legend = "; ".join(f"{_short(diff, x)} = {x}" for x in dict.fromkeys((a, b))
+                       if _short(diff, x) != str(x))
+    return title, f"{rel}; {when}" + (f"; {legend}" if legend else "")
 
 
 _Apps = dict[tuple[str, int | None], DeleteApplication]
@@ -145,12 +155,14 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
              (b_id, "a = b" if same else "b", diff.b_label, diff.b, "snapshot_current"))
     for node, side, label, snap, kind in sides[1:] if same else sides:
         named = f"{side}: {label}\n" if label != str(snap.snapshot_id) else f"{side}\n"
-        g.node(node, f"{named}{t('snapshot {id}', id=snap.snapshot_id)}\n"
-                     f"{snap.operation or ''}".rstrip(), kind=kind)
+        g.node(node, f"{named}{t('snapshot {id}', id=_short(diff, snap.snapshot_id))}\n"
+                     f"{snap.operation or ''}".rstrip(), kind=kind,
+               tooltip=t("snapshot {id}", id=snap.snapshot_id))
     if not same:
         g.edge(a_id, b_id, label=t("ancestor") if diff.a_is_ancestor else t("compared"),
                style="bold")
-    lines = [t("diff {a} -> {b}: {summary}", a=diff.a.snapshot_id, b=diff.b.snapshot_id,
+    lines = [t("diff {a} -> {b}: {summary}", a=_short(diff, diff.a.snapshot_id),
+               b=_short(diff, diff.b.snapshot_id),
                summary=summary(diff))]
     ids: dict[tuple[str, str, int | None], str] = {}
     counter = 0

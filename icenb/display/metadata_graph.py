@@ -29,6 +29,8 @@ from icenb.display.kit.fmt import (
     plural,
     short_path,
     size,
+    snapshot_label,
+    table_place,
     timestamp,
 )
 from icenb.display.kit.graph import Graph
@@ -48,6 +50,7 @@ from icenb.table.explore.metadata_graph import (
     SnapshotNode,
     V4Layout,
 )
+from icenb.table.explore.snapshot_labels import snapshot_labels
 
 __all__ = ["layout_comparison_figures", "metadata_graph_figure", "v4_layout_figure"]
 
@@ -87,10 +90,16 @@ def _edge_style(status: str) -> dict[str, str]:
 
 
 class _Ids:
-    """Short stable names (S1, M1, F1) for the nodes, in graph order."""
+    """Short names (M1, F1) for the nodes, in graph order; snapshots by their table-wide label
+    (S3, snapshot_labels; full ids for a large table; S1, S2, ... in graph order for a drawn
+    layout without a table). ``node`` holds the DOT ids of the snapshot nodes."""
 
     def __init__(self, g: MetadataGraph) -> None:
-        self.snapshot = {s.snapshot_id: f"S{i + 1}" for i, s in enumerate(g.snapshots)}
+        self.node = {s.snapshot_id: f"S{i + 1}" for i, s in enumerate(g.snapshots)}
+        labels = snapshot_labels(g.table_snapshots)
+        self.snapshot = (self.node if not g.table_snapshots else
+                         {s.snapshot_id: labels.get(s.snapshot_id, str(s.snapshot_id))
+                          for s in g.snapshots})
         self.manifest = {m.path: f"M{i + 1}" for i, m in enumerate(g.manifests)}
         self.file = {f.key: f"F{i + 1}" for i, f in enumerate(g.files)}
         self.dv = {d.key: f"DV{i + 1}" for i, d in enumerate(g.manifest_dvs)}
@@ -162,7 +171,8 @@ class _View:
 def _snapshot_label(s: SnapshotNode, short_id: str) -> str:
     if s.label is not None:
         return f"{short_id} · {_short(s.label, 40)}"
-    lines = [f"{short_id} · {t('Snapshot')} {s.snapshot_id}",
+    lines = [f"{t('Snapshot')} {s.snapshot_id}" if short_id == str(s.snapshot_id)
+             else f"{short_id} · {t('Snapshot')}",
              f"{s.operation or t('no operation')} · {t('seq {n}', n=s.sequence_number)}",
              timestamp(s.timestamp_ms)]
     if s.refs:
@@ -326,10 +336,11 @@ def metadata_graph_dot(g: MetadataGraph) -> str:
         if i == view.snapshots_fold_at and view.snapshots_hidden:
             dot.node("S_more", hidden(view.snapshots_hidden, "snapshots"), kind="folded")
             snap_ids.append("S_more")
-        sid = ids.snapshot[s.snapshot_id]
+        sid = ids.node[s.snapshot_id]
         snap_ids.append(sid)
-        dot.node(sid, _snapshot_label(s, sid),
-                 kind="snapshot_current" if s.current else "snapshot")
+        dot.node(sid, _snapshot_label(s, ids.snapshot[s.snapshot_id]),
+                 kind="snapshot_current" if s.current else "snapshot",
+                 tooltip="" if s.label is not None else t("snapshot {id}", id=s.snapshot_id))
     if view.snapshots_hidden and view.snapshots_fold_at >= len(view.snapshots):
         dot.node("S_more", hidden(view.snapshots_hidden, "snapshots"), kind="folded")
         snap_ids.append("S_more")
@@ -339,7 +350,7 @@ def metadata_graph_dot(g: MetadataGraph) -> str:
             dot.edge(a, b, style="invis")
     list_ids: list[str] = []
     for s in view.snapshots:
-        sid = ids.snapshot[s.snapshot_id]
+        sid = ids.node[s.snapshot_id]
         lid = f"L{sid[1:]}"
         list_ids.append(lid)
         dot.node(lid, _list_label(s, g.location),
@@ -398,18 +409,25 @@ def _top_table(dot: Dot, node_id: str, title: str, subtitle: str, kind: str,
             f'color="{stroke}" class="{kind}" label="{label}"];')
 
 
+def _comparison_label(c: LayoutComparison) -> str:
+    """The compared snapshot's short label (S3) or full id."""
+    return snapshot_label(c.graph.table_snapshots, c.snapshot_id)
+
+
 def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
     """DOT of the v1-v3 side and of the v4 side."""
     g = c.graph
     view, ids = _View(g), _Ids(g)
     snap = c.snapshot
-    sid_label = (f"{t('Snapshot')} {c.snapshot_id}" if snap is None else
-                 f"{t('Snapshot')} {c.snapshot_id}\n{snap.operation or t('no operation')} · "
+    label = _comparison_label(c)
+    sid_label = (f"{t('Snapshot')} {label}" if snap is None else
+                 f"{t('Snapshot')} {label}\n{snap.operation or t('no operation')} · "
                  f"{t('seq {n}', n=snap.sequence_number)}")
+    tip = t("snapshot {id}", id=c.snapshot_id)
     manifests = view.manifests
     # left: manifest list
     left = Dot("manifest_list_layout", rankdir="TB")
-    left.node("S", sid_label, kind="snapshot")
+    left.node("S", sid_label, kind="snapshot", tooltip=tip)
     rows: list[tuple[str, str, str, str]] = []
     edges = view.lists.get(c.snapshot_id, [])
     for e in edges:
@@ -443,7 +461,7 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
     _draw_leaves(left, g, view, ids, "", manifests)
     # right: root manifest
     right = Dot("root_manifest_layout", rankdir="TB")
-    right.node("S", sid_label, kind="snapshot")
+    right.node("S", sid_label, kind="snapshot", tooltip=tip)
     root = c.root
     opts = get_options()
     head, n_hidden, tail = fold(root.entries, opts.display_max_manifests)
@@ -599,7 +617,8 @@ def _text_outline(g: MetadataGraph, view: _View, ids: _Ids) -> list[str]:
 def metadata_graph_text(g: MetadataGraph) -> str:
     """The console outline of the graph."""
     view, ids = _View(g), _Ids(g)
-    head = (t("Metadata graph of {location} (format v{v})", location=g.location,
+    head = (t("Metadata graph of {location} (format v{v})",
+              location=table_place(g.name, g.location),
               v=g.format_version) + ": "
             f"{plural(len(g.snapshots), 'snapshot')}, {plural(len(g.manifests), 'manifest')}, "
             f"{plural(len(g.files), 'file')}")
@@ -610,7 +629,8 @@ def metadata_graph_figure(g: MetadataGraph) -> Graph:
     """The graph as a :class:`Graph` (``.dot``, ``.svg()``, ``.save(path)``)."""
     return Graph(metadata_graph_dot(g), metadata_graph_text(g), kind=t("Metadata graph"),
                  title=t("{snapshots} of {location}",
-                         snapshots=plural(len(g.snapshots), "snapshot"), location=g.location),
+                         snapshots=plural(len(g.snapshots), "snapshot"),
+                         location=table_place(g.name, g.location)),
                  caption=t("One node per manifest and file, shared across snapshots; edge "
                            "labels: entry status (ADDED / EXISTING / DELETED).")
                  + (t(V4_GRAPH_NOTE) if g.roots else ""))
@@ -667,7 +687,7 @@ def layout_comparison_figures(c: LayoutComparison) -> tuple[Graph, Graph]:
     view, ids = _View(g), _Ids(g)
     outline = _text_outline(g, view, ids)
     caption = t(V4_CAPTION if c.root.derived else V4_REAL_CAPTION)
-    title = t("snapshot {id}", id=c.snapshot_id)
+    title = t("snapshot {id}", id=_comparison_label(c))
     left = Graph(left_dot, "\n".join([t(V3_CAPTION), *outline]),
                  kind=t("Manifest list layout"), title=title, caption=t(V3_CAPTION))
     right = Graph(right_dot, "\n".join([caption, *_root_text(c, ids)]),
@@ -813,9 +833,10 @@ def _render_comparison(c: LayoutComparison) -> Rendered:
                       "leaves, and one manifest per kind for the files its root holds).")
                     if snap_has_root else t("Counts come from the manifest list and the root.")))
     snap = c.snapshot
-    sub = h.muted("" if snap is None else f"{snap.operation or '-'} · "
-                  f"{t('seq {n}', n=snap.sequence_number)} · {timestamp(snap.timestamp_ms)}")
-    title = t("snapshot {id}", id=c.snapshot_id)
+    sub = h.muted(t("snapshot {id}", id=c.snapshot_id) + ("" if snap is None else
+                  f" · {snap.operation or '-'} · "
+                  f"{t('seq {n}', n=snap.sequence_number)} · {timestamp(snap.timestamp_ms)}"))
+    title = t("snapshot {id}", id=_comparison_label(c))
     text = "\n".join([
         f"{t('Root vs manifest list')}: {title}",
         left.text,

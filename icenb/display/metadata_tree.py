@@ -25,6 +25,7 @@ from icenb.display.kit.fmt import (
     plural,
     short_path,
     size,
+    snapshot_label,
 )
 from icenb.display.kit.graph import Graph
 from icenb.display.manifest_repr import content_noun, content_word, partition_text, status_badge
@@ -180,13 +181,24 @@ def _counts(m: TreeManifest) -> str:
             f"-{count(mf.deleted_files_count)}")
 
 
+def _label(tree: MetadataTree) -> str:
+    """The drawn snapshot's short label (S3) or full id."""
+    return snapshot_label(tree.table_snapshots, tree.snapshot_id)
+
+
+def _named(tree: MetadataTree) -> str:
+    """``S3 = 4529786241548886330``, or the full id alone when there is no short label."""
+    label, sid = _label(tree), str(tree.snapshot_id)
+    return sid if label == sid else f"{label} = {sid}"
+
+
 def _metadata_label(tree: MetadataTree) -> str:
     name = (file_name(tree.metadata_location) if tree.metadata_location
             else "(" + t("not saved") + ")")
     lines = [t("Table metadata"), _short(name), t("format v{v}", v=tree.format_version)]
     snap = tree.snapshot
     if snap is not None:
-        lines.append(t("snapshot {id}", id=snap.snapshot_id))
+        lines.append(t("snapshot {id}", id=_label(tree)))
         op = str(snap.summary.operation) if snap.summary is not None else t("no operation")
         lines.append(f"{op} · {t('seq {n}', n=snap.sequence_number)}")
         if tree.refs:
@@ -210,25 +222,38 @@ def _file_label(tree: MetadataTree, e: TreeEntry, fid: str) -> str:
     else:
         lines.append(f"{plural(f.record_count, 'row')} · {size(f.file_size_in_bytes)}")
     if f.partition:
-        lines.append(_short(partition_text(f, tree.spec_fields.get(f.spec_id))))
+        lines.append(_short(partition_text(f.partition, tree.spec_fields.get(f.spec_id))))
     return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- DOT
 
 
-def _draw(tree: MetadataTree, view: _View) -> Dot:
-    dot = Dot("metadata_tree", rankdir="TB")
-    dot.node("meta", _metadata_label(tree), kind="metadata")
+def _ported(cells: list[str], port: str, rankdir: str) -> list[str | Cell]:
+    """A table row whose edge leaves from its first cell (top-down) or its last (left to
+    right, from the cell's right side)."""
+    at = 0 if rankdir == "TB" else len(cells) - 1
+    return [Cell(c, port=port) if i == at else c for i, c in enumerate(cells)]
+
+
+def _port(node: str, port: str, rankdir: str) -> str:
+    """An edge end at a row's port (leaving eastwards when drawn left to right)."""
+    return f"{node}:{port}" + ("" if rankdir == "TB" else ":e")
+
+
+def _draw(tree: MetadataTree, view: _View, rankdir: str = "TB") -> Dot:
+    dot = Dot("metadata_tree", rankdir=rankdir)
+    dot.node("meta", _metadata_label(tree), kind="metadata",
+             tooltip="" if tree.snapshot is None else t("snapshot {id}", id=_named(tree)))
     index = tree.index
     if index is None:
         if tree.note:
             dot.node("note", _short(t(tree.note), 80), kind="folded")
             dot.edge("meta", "note", style="dotted")
         return dot
-    _draw_index(dot, tree, index, view)
+    _draw_index(dot, tree, index, view, rankdir)
     for m in view.manifests:
-        _draw_manifest(dot, tree, m, view)
+        _draw_manifest(dot, tree, m, view, rankdir)
     # a delete file applies to data files of the snapshot (spec: Scan Planning)
     listed = [e for m in view.manifests for e in view.entries[m.position][0]]
     for e in [*index.files, *listed]:
@@ -240,7 +265,8 @@ def _draw(tree: MetadataTree, view: _View) -> Dot:
     return dot
 
 
-def _draw_index(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View) -> None:
+def _draw_index(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View,
+                rankdir: str) -> None:
     title = t(_INDEX_TITLES.get(index.kind, index.kind))
     sub = (_short(file_name(index.location)) if index.location
            else t("v1: manifests listed in the metadata"))
@@ -249,42 +275,45 @@ def _draw_index(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View) -> 
         if i == view.fold_at and view.manifests_hidden:
             rows.append([Cell(hidden(view.manifests_hidden, "manifests"))])
         word = "deletes" if m.manifest.content == ManifestContent.DELETES else "data"
-        rows.append([Cell(f"M{m.position + 1}", port=f"m{m.position}"), word,
-                     _counts(m) if m.root_status is None
-                     else f"{m.root_status.name} {_counts(m)}"])
+        rows.append(_ported([f"M{m.position + 1}", word, _counts(m) if m.root_status is None
+                             else f"{m.root_status.name} {_counts(m)}"], f"m{m.position}",
+                            rankdir))
     if view.manifests_hidden and view.fold_at >= len(view.manifests):
         rows.append([Cell(hidden(view.manifests_hidden, "manifests"))])
     if index.kind == "root":
         for i, e in enumerate(index.files):
-            rows.append([Cell(view.file_ids[e.file.file_path], port=f"f{i}"),
-                         content_noun(e.file), _status(e)])
+            rows.append(_ported([view.file_ids[e.file.file_path], content_noun(e.file),
+                                 _status(e)], f"f{i}", rankdir))
         if index.files_hidden:
             rows.append([Cell(hidden(index.files_hidden, "files"))])
         for i, d in enumerate(index.manifest_dvs):
-            rows.append([Cell(f"DV{i + 1}", port=f"d{i}"), t("manifest DV"), d.status.name])
+            rows.append(_ported([f"DV{i + 1}", t("manifest DV"), d.status.name], f"d{i}",
+                                rankdir))
     if not rows:
         rows.append([Cell(t("no manifests"))])
     subtitle = f"{sub} · {plural(index.manifests_total, 'manifest')}"
     if index.kind == "root":
         subtitle += (f" · {plural(len(index.files) + index.files_hidden, 'file')}"
                      f" · {plural(len(index.manifest_dvs), 'manifest DV')}")
-    dot.node("index", table_label(title, rows, kind=index.kind, subtitle=subtitle),
+    dot.node("index", table_label(title, rows, kind=index.kind, subtitle=subtitle,
+                                  rankdir=rankdir),
              kind=index.kind, html=True)
     dot.edge("meta", "index")
     if index.kind == "root":
-        _draw_root_parts(dot, tree, index, view)
+        _draw_root_parts(dot, tree, index, view, rankdir)
     if view.manifests_hidden:
         dot.node("index_more", _hidden_text(view.manifests_hidden, view.hidden), kind="folded")
         dot.edge("index", "index_more", style="dotted")
 
 
-def _draw_root_parts(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View) -> None:
+def _draw_root_parts(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View,
+                     rankdir: str) -> None:
     """A v4 root's own files and its manifest DVs (each pointing at its leaf)."""
     for i, e in enumerate(index.files):
         fid = view.file_ids[e.file.file_path]
         dot.node(fid, _file_label(tree, e, fid), kind=e.kind)
         attrs = {"style": "dashed"} if e.status == EntryStatus.DELETED else {}
-        dot.edge(f"index:f{i}", fid, **attrs)
+        dot.edge(_port("index", f"f{i}", rankdir), fid, **attrs)
     drawn = {m.position for m in view.manifests}
     for i, d in enumerate(index.manifest_dvs):
         did = f"DV{i + 1}"
@@ -293,22 +322,23 @@ def _draw_root_parts(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View
                                  f"{d.status.name} · {plural(d.cardinality, 'row')}"]),
                  kind="manifest_dv")
         attrs = {"style": "dashed"} if d.status == EntryStatus.DELETED else {}
-        dot.edge(f"index:d{i}", did, **attrs)
+        dot.edge(_port("index", f"d{i}", rankdir), did, **attrs)
         if d.manifest_position is not None and d.manifest_position in drawn:
             dot.edge(did, f"M{d.manifest_position + 1}",
                      label=f"{t('applies to')}\n{_dv_text(d)}", style="dashed",
                      constraint="false")
 
 
-def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View) -> None:
+def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View,
+                   rankdir: str) -> None:
     mid = f"M{m.position + 1}"
     entries, at, n_hidden = view.entries[m.position]
     rows: list[list[str | Cell]] = []
     for i, e in enumerate(entries):
         if i == at and n_hidden:
             rows.append([Cell(hidden(n_hidden, "entries"))])
-        rows.append([Cell(_row_status(e), port=f"e{i}"),
-                     _short(file_name(e.file.file_path), 28), count(e.file.record_count)])
+        rows.append(_ported([_row_status(e), _short(file_name(e.file.file_path), 28),
+                             count(e.file.record_count)], f"e{i}", rankdir))
     if n_hidden and at >= len(entries):
         rows.append([Cell(hidden(n_hidden, "entries"))])
     if not rows:
@@ -318,20 +348,20 @@ def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View) -
                 f"{t('spec {id}', id=m.manifest.partition_spec_id)} · "
                 f"{t('seq {n}', n=m.manifest.sequence_number)}")
     dot.node(mid, table_label(f"{mid} · {_manifest_word(m)}", rows, kind=m.kind,
-                              subtitle=subtitle), kind=m.kind, html=True)
-    dot.edge(f"index:m{m.position}", mid)
+                              subtitle=subtitle, rankdir=rankdir), kind=m.kind, html=True)
+    dot.edge(_port("index", f"m{m.position}", rankdir), mid)
     for i, e in enumerate(entries):
         fid = view.file_ids[e.file.file_path]
         dot.node(fid, _file_label(tree, e, fid), kind=e.kind)
         attrs = {"style": "dashed"} if e.status == EntryStatus.DELETED else {}
         if e.removed:
             attrs = {"style": "dotted", "label": t("removed by DV")}
-        dot.edge(f"{mid}:e{i}", fid, **attrs)
+        dot.edge(_port(mid, f"e{i}", rankdir), fid, **attrs)
 
 
-def metadata_tree_dot(tree: MetadataTree) -> str:
-    """The DOT source of the tree (top-down)."""
-    return _draw(tree, _view(tree)).source()
+def metadata_tree_dot(tree: MetadataTree, rankdir: str = "TB") -> str:
+    """The DOT source of the tree (top-down; ``rankdir="LR"``: left to right)."""
+    return _draw(tree, _view(tree), rankdir).source()
 
 
 # --------------------------------------------------------------------------- text
@@ -344,7 +374,7 @@ def _text_lines(tree: MetadataTree, view: _View) -> list[str]:
     snap = tree.snapshot
     if snap is not None:
         op = str(snap.summary.operation) if snap.summary is not None else t("no operation")
-        head += " · " + t("snapshot {id} ({op}, seq {n})", id=snap.snapshot_id, op=op,
+        head += " · " + t("snapshot {id} ({op}, seq {n})", id=_named(tree), op=op,
                           n=snap.sequence_number)
         if tree.refs:
             head += " [" + names(tree.refs) + "]"
@@ -403,7 +433,7 @@ def _entry_text(tree: MetadataTree, e: TreeEntry, view: _View, indent: str) -> l
     line = (f"{indent}{status:<8} {fid} {content_noun(f)} "
             f"{file_name(f.file_path)} · {plural(f.record_count, 'row')}")
     if f.partition:
-        line += " · " + partition_text(f, tree.spec_fields.get(f.spec_id))
+        line += " · " + partition_text(f.partition, tree.spec_fields.get(f.spec_id))
     out = [line]
     targets = [view.file_ids.get(p, file_name(p)) for p in e.applies_to]
     if targets:
@@ -418,12 +448,13 @@ def metadata_tree_text(tree: MetadataTree) -> str:
 
 def metadata_tree_figure(tree: MetadataTree) -> Graph:
     """The tree as a :class:`~icenb.display.kit.graph.Graph` (SVG in notebooks, ``.dot``,
-    ``.text``)."""
+    ``.text``): top-down, or left to right when that is too wide for a notebook."""
     view = _view(tree)
-    title = (t("snapshot {id}", id=tree.snapshot.snapshot_id) if tree.snapshot is not None
+    title = (t("snapshot {id}", id=_label(tree)) if tree.snapshot is not None
              else t("no snapshot"))
     return Graph(_draw(tree, view).source(), "\n".join(_text_lines(tree, view)), title=title,
-                 kind=t("Metadata tree"), caption=t(tree.note) if tree.note else "")
+                 kind=t("Metadata tree"), caption=t(tree.note) if tree.note else "",
+                 wide_dot=_draw(tree, view, "LR").source())
 
 
 # --------------------------------------------------------------------------- HTML
@@ -457,7 +488,7 @@ def _file_rows(tree: MetadataTree, view: _View) -> list[list[str]]:
                      + (h.badge(t("removed by DV"), "deleted") if e.removed else ""),
                      h.esc(content_noun(f)),
                      h.code(_short(short_path(f.file_path, tree.location), 60)),
-                     h.esc(partition_text(f, tree.spec_fields.get(f.spec_id))),
+                     h.esc(partition_text(f.partition, tree.spec_fields.get(f.spec_id))),
                      h.esc(count(f.record_count)), h.esc(size(f.file_size_in_bytes)),
                      h.esc(e.sequence_number if e.sequence_number is not None else "-"),
                      h.esc(applies or "-")])
@@ -469,6 +500,8 @@ def _render(tree: MetadataTree) -> Rendered:
     fig = metadata_tree_figure(tree)
     view = _view(tree)
     parts = [t("format v{v}", v=tree.format_version)]
+    if tree.snapshot is not None and _named(tree) != str(tree.snapshot_id):
+        parts.append(t("snapshot {id}", id=_named(tree)))
     if tree.metadata_location:
         parts.append(file_name(tree.metadata_location))
     shown, more = first(tree.refs)

@@ -855,7 +855,9 @@ class Table:
         return build_metadata_graph(self._io, md, ids, entries=entries,
                                     max_snapshots=opts.display_max_snapshots,
                                     max_manifests=opts.display_max_manifests,
-                                    max_files=opts.display_max_files)
+                                    max_files=opts.display_max_files,
+                                    name=None if self._identifier is None
+                                    else ".".join(self._identifier))
 
     def compare_layouts(self, snapshot: int | str | None = None) -> LayoutComparison:
         """"Root vs manifest list": one snapshot (default: current) as v1-v3 lay it out and as

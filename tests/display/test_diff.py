@@ -54,7 +54,9 @@ def test_summary_and_card_of_a_deletion_vector(tmp_path: Path) -> None:
     assert summary(d) == ("+1 data file (+5 rows), +1 deletion vector deleting 3 rows in "
                           f"{file_name(target)}")
     r = render(d)
-    assert r.text.splitlines()[0] == f"Snapshot diff {base} → main ({sid(t)})"
+    # small table: short labels S<sequence number> in the title, the full ids a line below
+    assert r.text.splitlines()[0] == "Snapshot diff S2 → main (S4)"
+    assert f"S2 = {base}; S4 = {sid(t)}" in r.text.splitlines()[1]
     assert summary(d) in r.text
     assert "Data files added (1):" in r.text and "Delete files added (1):" in r.text
     assert "Data files removed" not in r.text
@@ -84,7 +86,8 @@ def test_graph_links_snapshots_files_and_deletes(tmp_path: Path) -> None:
     assert f'"{delete}" -> "{data}" [label=" applies to "' in g.dot
     (app,) = d.applications
     assert f"{file_name(app.data_files[0])}\\ndata (unchanged)" in g.dot
-    assert "applies to" in g.text and g.text.startswith(f"diff {base} -> {sid(t)}: ")
+    assert "applies to" in g.text and g.text.startswith("diff S1 -> S2: ")
+    assert f'tooltip="snapshot {base}"' in g.dot   # the full id a hover away
     html = render(d).html
     assert "<summary>Graph" in html
     assert mimebundle(t.diff(base, "main")) == mimebundle(d)  # deterministic

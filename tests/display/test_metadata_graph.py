@@ -117,7 +117,8 @@ def test_dot_draws_reuse_as_several_incoming_edges(table: Table) -> None:
     assert into["M4"] == [("L4", "ADDED")]
     assert ("S1", "L1", "") in edges and ("M4", "F4", "ADDED") in edges
     sid = table.current_snapshot.snapshot_id  # type: ignore[union-attr]
-    assert f"Snapshot {sid}" in labels["S4"] and "main" in labels["S4"]
+    assert "S4 · Snapshot" in labels["S4"] and "main" in labels["S4"]
+    assert f'tooltip="snapshot {sid}"' in dot   # the full id a hover away
     assert 'class="snapshot_current"' in dot
     text = repr(g)  # the console outline
     assert "EXISTING M1" in text and "EXISTING M3, ADDED M4" in text

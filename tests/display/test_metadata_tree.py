@@ -135,7 +135,8 @@ def test_v2_dot_nodes_ports_and_applies_to_edges(v2: Table) -> None:
     nodes = _nodes(dot)
     assert _kind(nodes["meta"][1]) == "metadata"
     assert "format v2" in nodes["meta"][0]
-    assert f"snapshot {tree.snapshot_id}" in nodes["meta"][0]
+    assert "snapshot S4" in nodes["meta"][0]   # short label: S<sequence number>
+    assert f'tooltip="snapshot S4 = {tree.snapshot_id}"' in nodes["meta"][1]
     assert _kind(nodes["index"][1]) == "manifest_list"
     assert "Manifest list" in nodes["index"][0]
     assert {n for n in nodes if n.startswith("M")} == {"M1", "M2", "M3", "M4"}

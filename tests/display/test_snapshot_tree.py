@@ -94,7 +94,8 @@ def test_tree_of_a_table_with_branches_rollback_and_cherry_pick(tmp_path: Path) 
     # the current snapshot: its own kind, bold, "(current)"
     label, attrs = ns[f"s{s['head']}"]
     assert kind(attrs) == "snapshot_current" and "bold" in attrs and "(current)" in label
-    assert str(s["head"]) in label and "append  +1 file +1 row" in label
+    assert label.startswith('"S7\\n') and "append  +1 file +1 row" in label
+    assert f'tooltip="snapshot {s["head"]}"' in attrs   # the full id a hover away
     assert sum(1 for _, a in ns.values() if "snapshot_current" in a) == 1
     # refs as small nodes pointing at their snapshot
     main_label, main_attrs = ns[f"branch_{s['head']}"]
@@ -120,16 +121,16 @@ def test_tree_of_a_table_with_branches_rollback_and_cherry_pick(tmp_path: Path) 
 def test_text_outline_is_newest_first_with_lanes(tmp_path: Path) -> None:
     t, s = history_table(tmp_path)
     lines = snapshot_tree(t.snapshots).text.splitlines()
-    ids = [int(m.group(1)) for ln in lines if (m := re.search(r"[*] (\d+)", ln))]
+    ids = [int(m.group(1)) for ln in lines if (m := re.search(r"[*] S\d+ (\d+)", ln))]
     by_id = {x.snapshot_id: x for x in t.snapshots}
     assert len(ids) == 7 and [by_id[i].timestamp_ms for i in ids] == sorted(
         (by_id[i].timestamp_ms for i in ids), reverse=True)
-    assert lines[0].startswith(f"* {s['head']} (current, main) ")
+    assert lines[0].startswith(f"* S7 {s['head']} (current, main) ")
     assert f"[cherry-picked from {s['dev']}]" in lines[1]
     dev_line = next(ln for ln in lines if str(s["dev"]) in ln and "(dev)" in ln)
     assert dev_line.startswith("| * ")   # a second lane
     assert any(f"{s['s3']}" in ln and "[not on any ref]" in ln for ln in lines)
-    assert next(ln for ln in lines if f"* {s['s1']}" in ln).startswith(f"* {s['s1']} (tag: v1)")
+    assert next(ln for ln in lines if f" {s['s1']} " in ln).startswith(f"* S2 {s['s1']} (tag: v1)")
     assert "|/" in lines   # lanes joining their common parent
     # the console repr is the outline under a header
     text = repr(t.snapshots)
@@ -146,10 +147,10 @@ def test_card_lists_the_shown_snapshots_with_ref_badges(tmp_path: Path) -> None:
     assert html == again   # deterministic
     assert html.count("<style>") == 1 and "digraph" in html
     assert "Snapshots shown" in html and "7 of 7" in html
-    row = re.search(rf"<tr><td><code>{s['head']}</code></td>.*?</tr>", html)
+    row = re.search(rf"<tr><td>S7</td><td><code>{s['head']}</code></td>.*?</tr>", html)
     assert row is not None
     assert 'icenb-b-current">current<' in row.group(0) and 'icenb-b-branch">main<' in row.group(0)
-    row_v1 = re.search(rf"<tr><td><code>{s['s1']}</code></td>.*?</tr>", html)
+    row_v1 = re.search(rf"<tr><td>S2</td><td><code>{s['s1']}</code></td>.*?</tr>", html)
     assert row_v1 is not None and 'icenb-b-tag">tag: v1<' in row_v1.group(0)
 
 

@@ -36,11 +36,15 @@ def test_snapshot_log_timeline_labels_the_rollback(tmp_path: Path) -> None:
     # s0 s1 s2 s3, rolled back to s1, the cherry-pick, the last append
     assert ids == [s["s0"], s["s1"], s["s2"], s["s3"], s["s1"], s["picked"], s["head"]]
     g = snapshot_log_timeline(log)
-    assert 'rankdir="LR"' in g.dot
+    # seven entries do not fit one notebook-wide row: rows of neighbours, read left to right
+    assert 'rankdir="TB"' in g.dot and '{rank=same; "e0" "e1"' in g.dot
     ns, es = nodes(g.dot), edges(g.dot)
     assert list(ns) == [f"e{i}" for i in range(7)]
     for i, e in enumerate(log):
-        assert str(e.snapshot_id) in ns[f"e{i}"][0] and timestamp(e.timestamp_ms) in ns[f"e{i}"][0]
+        short = next(x for x in ("S1", "S2", "S3", "S4", "S5", "S6", "S7")
+                     if f"\\n{x}\\n" in ns[f"e{i}"][0])   # the short label, full id as tooltip
+        assert f'tooltip="snapshot {e.snapshot_id}"' in ns[f"e{i}"][1], short
+        assert timestamp(e.timestamp_ms) in ns[f"e{i}"][0]
     assert [(a, b) for a, b, _ in es] == [(f"e{i}", f"e{i + 1}") for i in range(6)]
     assert [(a, b) for a, b, attrs in es if "rollback" in attrs] == [("e3", "e4")]
     label, attrs = ns["e6"]
@@ -95,11 +99,12 @@ def test_metadata_log_ends_at_the_current_file(tmp_path: Path) -> None:
     ns = nodes(g.dot)
     assert list(ns) == ["e0", "e1", "e2", "e3"]
     for i, e in enumerate(log):
-        assert file_name(e.metadata_file) in ns[f"e{i}"][0]
+        assert file_name(e.metadata_file)[:14] in ns[f"e{i}"][0]   # the full name a hover away
+        assert f'tooltip="{file_name(e.metadata_file)}"' in ns[f"e{i}"][1]
         assert kind(ns[f"e{i}"][1]) == "metadata" and "bold" not in ns[f"e{i}"][1]
     assert t.metadata_location is not None
     last_label, last_attrs = ns["e3"]
-    assert file_name(t.metadata_location) in last_label and "(current)" in last_label
+    assert file_name(t.metadata_location)[:14] in last_label and "(current)" in last_label
     assert timestamp(t.metadata.last_updated_ms) in last_label and "bold" in last_attrs
     text = repr(log)
     assert text.splitlines()[0] == ("Metadata log: 4 metadata files, 3 previous files + the "

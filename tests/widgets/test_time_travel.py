@@ -61,7 +61,9 @@ def test_clicking_a_node_selects_it_and_the_panels_follow(history: History) -> N
     assert str(history.first) in tt.summary.value
     assert "t.metadata_tree(" in tt.metadata_panel.value
     svg = tt.metadata_graph.svg                    # the drawn tree of that snapshot
-    assert f"snapshot {history.first}" in svg and "Manifest list" in svg
+    # the node says S1 (its short label), the tooltip holds the full id
+    assert ">snapshot S1<" in svg and "Manifest list" in svg
+    assert f'xlink:title="snapshot S1 = {history.first}"' in svg
     assert tt.strip.selected == f"t{history.first}"
     tt.strip.selected = f"t{history.dev}"          # a click on the timeline strip
     assert tt.snapshot_id == history.dev

@@ -23,6 +23,7 @@ from icenb.labels import t
 from icenb.options import get_options
 from icenb.reprs import safe_repr
 from icenb.table.explore.history import MetadataLog, SnapshotLog, Snapshots, ViewVersionLog
+from icenb.table.explore.snapshot_labels import snapshot_labels
 
 __all__ = ["metadata_log_timeline", "snapshot_log_timeline", "snapshot_strip",
            "view_version_timeline"]
@@ -65,6 +66,7 @@ class _Node:
     greyed: bool = False
     snapshot_id: int | None = None
     version_id: int | None = None
+    tooltip: str = ""
 
 
 @safe_repr
@@ -84,10 +86,38 @@ class _Timeline:
     text_row: Callable[[int], list[str]]
 
 
+#: A timeline wider than this (points, estimated from its labels) wraps into rows.
+_FIT_PT = 640
+
+
+def _wrap(dot: Dot, order: Sequence[str], labels: Mapping[str, str]) -> None:
+    """Lay a long left-to-right chain out in rows that fit a notebook: top-down ranks, each
+    row one rank, read left to right, then the next row below."""
+    def width(node: str) -> float:   # Helvetica 10 pt: ~5.6 pt a character, plus margins
+        return max((len(x) for x in labels.get(node, "").splitlines()), default=4) * 5.6 + 20
+
+    gap = 30.0   # the edge between two neighbours
+    if sum(width(n) + gap for n in order) <= _FIT_PT:
+        return
+    dot.graph_attrs["rankdir"] = "TB"
+    row: list[str] = []
+    used = 0.0
+    for node in order:
+        if row and used + width(node) > _FIT_PT:
+            dot.same_rank(row)
+            row, used = [], 0.0
+        row.append(node)
+        used += width(node) + gap
+    if row:
+        dot.same_rank(row)
+
+
 def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
     limit = get_options().display_max_snapshots
     head, n_hidden, tail = fmt.fold(range(tl.n), limit)
     dot = Dot(tl.name, rankdir="LR")
+    order: list[str] = []
+    drawn: dict[str, str] = {}
     prev: str | None = None
     shown = [*head, None, *tail] if n_hidden else list(head)
     lines: list[str] = []
@@ -102,6 +132,8 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
                 label += f"\n{fmt.plural(backs, 'rollback')}"
             node_id = "fold"
             dot.node(node_id, label, kind="folded", style="rounded,filled,dashed")
+            order.append(node_id)
+            drawn[node_id] = label
             lines.append(f"  : {label.splitlines()[0]}"
                          + (f" ({fmt.plural(backs, 'rollback')})" if backs else ""))
             if prev is not None:
@@ -115,7 +147,11 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
         elif nd.greyed:
             attrs.update(style="rounded,filled,dashed", fontcolor="#6e7781")
         node_id = f"e{i}"
+        if nd.tooltip:
+            attrs["tooltip"] = nd.tooltip
         dot.node(node_id, nd.label, kind=nd.kind, **attrs)
+        order.append(node_id)
+        drawn[node_id] = nd.label
         nodes[node_id] = GraphNode(" ".join(nd.label.splitlines()), nd.kind,
                                    snapshot_id=nd.snapshot_id, version_id=nd.version_id,
                                    parents=() if prev is None else (prev,))
@@ -131,6 +167,7 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
         lines.append(f"{'<' if back else '-'} " + " ".join(nd.label.splitlines())
                      + (f"  ({t('rollback')})" if back else ""))
         prev = node_id
+    _wrap(dot, order, drawn)
     caption = (t("showing {limit:,} of {n:,} {what} (display_max_snapshots={limit})",
                  limit=limit, n=tl.n, what=t(tl.what)) if n_hidden else "")
     return Graph(dot.source(), "\n".join(lines), title=title, kind=kind, caption=caption,
@@ -157,6 +194,11 @@ def _render(tl: _Timeline, kind: str, title: str, subtitle: str) -> Rendered:
 def _snapshot_log(log: SnapshotLog) -> _Timeline:
     md = log.metadata
     n = len(log)
+    labels = snapshot_labels(md.snapshots)
+
+    def name(i: int) -> str:
+        sid = log[i].snapshot_id
+        return labels.get(sid, str(sid))
     backs: set[int] = set()
     seen: set[int] = set()
     for i, entry in enumerate(log):
@@ -184,13 +226,14 @@ def _snapshot_log(log: SnapshotLog) -> _Timeline:
     def node(i: int) -> _Node:
         e = log[i]
         expired = md.snapshot_by_id(e.snapshot_id) is None
-        label = f"{fmt.timestamp(e.timestamp_ms)}\n{e.snapshot_id}\n{op(i)}".rstrip()
+        label = f"{fmt.timestamp(e.timestamp_ms)}\n{name(i)}\n{op(i)}".rstrip()
         if is_current(i):
             label += f"\n({t('current')})"
         return _Node(label, "removed" if expired else
                      "snapshot_current" if is_current(i) else "snapshot",
                      bold=is_current(i), greyed=expired,
-                     snapshot_id=None if expired else e.snapshot_id)
+                     snapshot_id=None if expired else e.snapshot_id,
+                     tooltip=t("snapshot {id}", id=e.snapshot_id))
 
     def note(i: int) -> list[tuple[str, str]]:
         return _notes(i in backs, is_current(i))
@@ -198,11 +241,11 @@ def _snapshot_log(log: SnapshotLog) -> _Timeline:
     return _Timeline(
         name="snapshot_log", what="entries", one="entry", n=n, time=lambda i: log[i].timestamp_ms,
         node=node, rollbacks=frozenset(backs),
-        headers=("#", "time (UTC)", "snapshot", "operation", "note"),
+        headers=("#", "time (UTC)", "label", "snapshot", "operation", "note"),
         html_row=lambda i: [str(i + 1), h.esc(fmt.timestamp(log[i].timestamp_ms)),
-                            h.code(log[i].snapshot_id), h.esc(op(i)),
+                            h.esc(name(i)), h.code(log[i].snapshot_id), h.esc(op(i)),
                             "".join(h.badge(x, k) for x, k in note(i))],
-        text_row=lambda i: [str(i + 1), fmt.timestamp(log[i].timestamp_ms),
+        text_row=lambda i: [str(i + 1), fmt.timestamp(log[i].timestamp_ms), name(i),
                             str(log[i].snapshot_id), op(i), " ".join(x for x, _ in note(i))])
 
 
@@ -248,8 +291,11 @@ def _metadata_log(log: MetadataLog) -> _Timeline:
 
     def node(i: int) -> _Node:
         last = i == n - 1
-        label = f"{fmt.file_name(file(i))}\n{fmt.timestamp(time(i))}"
-        return _Node(label + (f"\n({t('current')})" if last else ""), "metadata", bold=last)
+        name = fmt.file_name(file(i))   # version and uuid: the uuid's first block is enough
+        short = name if len(name) <= 20 else name[:14] + "…"
+        label = f"{short}\n{fmt.timestamp(time(i))}"
+        return _Node(label + (f"\n({t('current')})" if last else ""), "metadata", bold=last,
+                     tooltip=name)
 
     def path(i: int) -> str:
         return fmt.short_path(file(i), md.location)
@@ -393,6 +439,7 @@ def snapshot_strip(snapshots: Snapshots, *,
     """
     md = snapshots.metadata
     snaps = {s.snapshot_id: s for s in snapshots}
+    labels = snapshot_labels(snaps.values())
     spec_changes = spec_changes or {}
     names, lane_of = _strip_lanes(md, snaps) if snaps else ([], {})
     times = [s.timestamp_ms for s in snaps.values()]
@@ -453,7 +500,9 @@ def snapshot_strip(snapshots: Snapshots, *,
         current = sid == md.current_snapshot_id or any(m == md.current_snapshot_id
                                                        for m in members)
         fill, stroke = PALETTE["snapshot_current" if current else "snapshot"]
-        lines = [f"{sid} {fmt.timestamp(s.timestamp_ms)} {s.operation or ''}".rstrip()]
+        short = labels.get(sid)
+        lines = [f"{short + ' = ' if short else ''}{sid} {fmt.timestamp(s.timestamp_ms)} "
+                 f"{s.operation or ''}".rstrip()]
         if len(members) > 1:
             lines.append(t("and {snapshots} at this point of the axis",
                            snapshots=fmt.plural(len(members) - 1, "earlier snapshot")))

@@ -39,6 +39,7 @@ from icenb.spec.snapshot import (
     SnapshotRef,
 )
 from icenb.table.explore.history import Snapshots
+from icenb.table.explore.snapshot_labels import snapshot_labels
 
 __all__ = ["TreeLayout", "layout", "snapshot_tree", "summary_counts"]
 
@@ -102,6 +103,11 @@ class TreeLayout:
     total: int = 0
     hidden_events: int = 0
     notes: list[str] = field(default_factory=list)
+    labels: dict[int, str] = field(default_factory=dict)   # S<n> labels (snapshot_labels)
+
+    def label(self, sid: int) -> str:
+        """``S3`` for a small table, else the full id."""
+        return self.labels.get(sid, str(sid))
 
     def parent(self, sid: int) -> int | None:
         s = self.snaps.get(sid)
@@ -210,7 +216,8 @@ def layout(snapshots: Snapshots | Sequence[Snapshot], *, max_nodes: int | None =
 
     lay = TreeLayout(snaps=snaps, order=order, shown=[], missing=[], folds={},
                      refs_by_snapshot=refs_by_snapshot, current=current, orphans=set(),
-                     rollbacks=rollbacks, jumps=jumps, picks=picks, total=len(snaps))
+                     rollbacks=rollbacks, jumps=jumps, picks=picks, total=len(snaps),
+                     labels=snapshot_labels(snaps.values()))
     shown: set[int] = set()
     if len(snaps) + len(missing) <= limit:
         shown = set(snaps)
@@ -324,7 +331,7 @@ def _fold_runs(lay: TreeLayout, shown: set[int]) -> None:
 
 def _node_lines(lay: TreeLayout, sid: int) -> list[str]:
     s = lay.snaps[sid]
-    lines = [str(sid), fmt.timestamp(s.timestamp_ms)]
+    lines = [lay.label(sid), fmt.timestamp(s.timestamp_ms)]
     op = "" if s.operation is None else str(s.operation)
     counts = summary_counts(s.summary)
     lines.append((op + "  " + counts).strip() or f"({t('no summary')})")
@@ -444,7 +451,8 @@ def _draw(lay: TreeLayout) -> Graph:
             attrs.update(style="rounded,filled,bold", penwidth="2.2")
         elif sid in lay.orphans:
             attrs.update(style="rounded,filled,dashed", fontcolor="#6e7781")
-        dot.node(f"s{sid}", "\n".join(_node_lines(lay, sid)), kind=kind, **attrs)
+        dot.node(f"s{sid}", "\n".join(_node_lines(lay, sid)), kind=kind,
+                 tooltip=t("snapshot {id}", id=sid), **attrs)
     for m in lay.missing:
         dot.node(f"s{m}", f"{m}\n({t('missing from the metadata')})", kind="removed",
                  style="rounded,dashed", fontcolor="#6e7781")
@@ -538,6 +546,7 @@ def _oneline(lay: TreeLayout, sid: int) -> str:
     refs = f" ({', '.join(fmt.cut(x, 40) for x, _ in badges)})" if badges else ""
     if s is None:
         return f"{sid}{refs} {t('missing from the metadata')}"
+    name = f"{lay.labels[sid]} {sid}" if sid in lay.labels else str(sid)
     op = "" if s.operation is None else f" {s.operation}"
     counts = summary_counts(s.summary)
     extra = []
@@ -549,7 +558,7 @@ def _oneline(lay: TreeLayout, sid: int) -> str:
     if s.parent_snapshot_id is not None and s.parent_snapshot_id not in lay.snaps:
         extra.append(t("parent {id} expired", id=s.parent_snapshot_id))
     tail = f" [{'; '.join(extra)}]" if extra else ""
-    return (f"{sid}{refs} {fmt.timestamp(s.timestamp_ms)}{op}"
+    return (f"{name}{refs} {fmt.timestamp(s.timestamp_ms)}{op}"
             f"{'  ' + counts if counts else ''}{tail}")
 
 
@@ -630,19 +639,21 @@ def _table_html(lay: TreeLayout) -> str:
         badges = "".join(h.badge(x, k) for x, k in _ref_badges(lay, sid))
         if sid in lay.orphans:
             badges += h.badge(t("not on any ref"), "muted")
-        rows.append([h.code(sid), h.esc(fmt.timestamp(s.timestamp_ms)),
+        rows.append([h.esc(lay.label(sid)), h.code(sid), h.esc(fmt.timestamp(s.timestamp_ms)),
                      h.esc("" if s.operation is None else s.operation), badges,
                      h.esc(summary_counts(s.summary))])
         f = lay.folds.get(sid)
         if f is not None:
-            rows.append([h.muted(f"… {fmt.plural(f.count, 'snapshot')} …"),
+            rows.append(["", h.muted(f"… {fmt.plural(f.count, 'snapshot')} …"),
                          h.muted(f"{fmt.timestamp(f.first_ms)} - {fmt.timestamp(f.last_ms)}"),
                          "", "", ""])
     for m in lay.missing:
-        rows.append([h.code(m), h.muted(t("missing from the metadata")), "",
+        rows.append(["", h.code(m), h.muted(t("missing from the metadata")), "",
                      "".join(h.badge(x, k) for x, k in _ref_badges(lay, m)), ""])
-    return h.table([t(x) for x in ("snapshot", "time (UTC)", "operation", "refs", "changes")],
-                   rows)
+    heads = ["label", "snapshot", "time (UTC)", "operation", "refs", "changes"]
+    if not lay.labels:   # a large table: full ids only
+        heads, rows = heads[1:], [r[1:] for r in rows]
+    return h.table([t(x) for x in heads], rows)
 
 
 @register(Snapshots, text_repr=True)
@@ -653,7 +664,9 @@ def _render_snapshots(snapshots: Snapshots) -> Rendered:
     n_branches = sum(1 for r in md.refs.values() if r.is_branch)
     n_tags = len(md.refs) - n_branches
     cur = md.current_snapshot_id
-    sub = h.muted(t("current {id}", id=cur if cur is not None else "-")
+    cur_text = ("-" if cur is None else f"{lay.labels[cur]} ({cur})" if cur in lay.labels
+                else str(cur))
+    sub = h.muted(t("current {id}", id=cur_text)
                   + f" · {fmt.plural(n_branches, 'branch', 'branches')}"
                   f" · {fmt.plural(n_tags, 'tag')}")
     body = graph.html_fragment() + h.section(

@@ -102,6 +102,19 @@ def table_label(title: str, rows: Sequence[Sequence[str | Cell]], *, kind: str,
     return RECORD + (f"{{{body}}}" if rankdir in ("TB", "BT") else body)
 
 
+_COMPASS = frozenset(("n", "ne", "e", "se", "s", "sw", "w", "nw", "c"))
+
+
+def _end(end: str) -> str:
+    """An edge end: ``node``, ``node:port`` or ``node:port:compass`` (``compass`` one of n, e,
+    s, w, ...)."""
+    parts = end.split(":", 1)
+    if len(parts) == 2 and parts[1].rsplit(":", 1)[-1] in _COMPASS and ":" in parts[1]:
+        port, compass = parts[1].rsplit(":", 1)
+        return f"{quote(parts[0])}:{quote(port)}:{compass}"
+    return ":".join(quote(p) for p in parts)
+
+
 class Dot:
     """A directed graph under construction; ``source()`` gives the DOT text, deterministically."""
 
@@ -142,8 +155,7 @@ class Dot:
         """An edge; ``tail`` and ``head`` may name a port as ``node:port``."""
         parts = [f"label={quote(' ' + label + ' ')}"] if label else []
         parts += [f"{k}={quote(v)}" for k, v in attrs.items()]
-        a = ":".join(quote(p) for p in tail.split(":", 1))
-        b = ":".join(quote(p) for p in head.split(":", 1))
+        a, b = _end(tail), _end(head)
         extra = f" [{' '.join(parts)}]" if parts else ""
         self._lines.append(f"{'  ' * (self._depth + 1)}{a} -> {b}{extra};")
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Sequence
+import tempfile as _tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from icenb.labels import counted, more, t
 from icenb.options import get_options
+from icenb.table.explore.snapshot_labels import label_for
 
 T = TypeVar("T")
 
@@ -107,3 +109,30 @@ def hidden(n: int, what: str) -> str:
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``1 file``, ``3 files`` (in the display language)."""
     return counted(n, word, words)
+
+
+def snapshot_label(metadata: Any, snapshot_id: int | None) -> str:
+    """``S3`` for a snapshot of a table with at most ``display_short_ids_max`` snapshots, else
+    the full id (rule: icenb.table.explore.snapshot_labels). ``metadata`` is anything with
+    ``.snapshots`` (TableMetadata, Table.snapshots) or a sequence of snapshots."""
+    snaps = getattr(metadata, "snapshots", metadata)
+    return label_for(snaps if snaps is not None else (), snapshot_id)
+
+
+def snapshot_legend(labels: Mapping[int, str], ids: Iterable[int]) -> str:
+    """``S3 = 4529786241548886330, S7 = ...``: the full ids behind the labels of ``ids``."""
+    return ", ".join(f"{labels[i]} = {i}" for i in dict.fromkeys(ids) if i in labels)
+
+
+def table_place(name: str | None, location: str) -> str:
+    """What a title calls a table: its catalog name, else the last two components of its
+    location (``v3/remove_from_leaf``), never a temporary directory's
+    (``/tmp/icenb-06-x/orders`` gives ``orders``)."""
+    if name:
+        return name
+    parts = [p for p in location.rstrip("/").replace("\\", "/").split("/") if p]
+    if len(parts) < 2:
+        return location
+    tmp = _tempfile.gettempdir().rstrip("/").replace("\\", "/").split("/")[-1]
+    parent_in_tmp = len(parts) >= 3 and parts[-3] == tmp
+    return parts[-1] if parent_in_tmp or parts[-2] == tmp else "/".join(parts[-2:])

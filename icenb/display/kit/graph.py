@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,18 @@ from icenb.display.kit.render import render_svg
 from icenb.display.registry import Rendered, register
 from icenb.labels import t
 from icenb.reprs import safe_repr
+
+#: Wider SVGs do not fit a notebook's output area (about 900 CSS pixels) and are scaled down.
+FIT_WIDTH_PX = 900
+
+
+def svg_width_px(svg: str) -> float:
+    """The width of a Graphviz SVG in CSS pixels (Graphviz writes points: 1 pt = 4/3 px);
+    0 when it names none."""
+    m = re.search(r'<svg[^>]*?\bwidth="([0-9.]+)(pt|px)?"', svg)
+    if m is None:
+        return 0.0
+    return float(m.group(1)) * (4 / 3 if m.group(2) in (None, "pt") else 1)
 
 
 @safe_repr
@@ -49,12 +62,17 @@ class Graph:
     :class:`GraphNode` (the widgets' clickable graph uses it). A graph drawn without DOT
     (e.g. a time-scaled strip) passes its SVG as ``svg`` in Graphviz's structure: one
     ``<g class="node ...">`` per node whose first ``<title>`` is the node id.
+
+    ``wide_dot`` is the same graph laid out across (left to right): drawn instead of ``dot``
+    when ``dot`` renders wider than a notebook (:data:`FIT_WIDTH_PX`) and it is narrower;
+    ``.dot`` then becomes it.
     """
 
     def __init__(self, dot: str, text: str, *, title: str, kind: str = "Graph",
                  caption: str = "", nodes: Mapping[str, GraphNode] | None = None,
-                 svg: str | None = None) -> None:
+                 svg: str | None = None, wide_dot: str | None = None) -> None:
         self.dot = dot
+        self._wide_dot = wide_dot
         self.text = text
         self.title = title
         self.kind = kind
@@ -64,14 +82,20 @@ class Graph:
 
     def svg(self) -> str | None:
         """The SVG element, or None when no renderer is available."""
-        if self._svg is not None:
-            return self._svg
-        return render_svg(self.dot)[0]
+        return self._svg_or_reason()[0]
 
     def _svg_or_reason(self) -> tuple[str | None, str | None]:
         if self._svg is not None:
             return self._svg, None
-        return render_svg(self.dot)
+        svg, why = render_svg(self.dot)
+        if svg is not None and self._wide_dot is not None and svg_width_px(svg) > FIT_WIDTH_PX:
+            other, _ = render_svg(self._wide_dot)
+            if other is not None and svg_width_px(other) < svg_width_px(svg):
+                self.dot, svg = self._wide_dot, other
+            self._wide_dot = None
+        if svg is not None:
+            self._svg = svg
+        return svg, why
 
     def save(self, path: str | Path) -> Path:
         """Write the SVG (``.svg``) or the DOT source (any other suffix) to ``path``."""

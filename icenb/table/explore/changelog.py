@@ -538,6 +538,11 @@ class Changelog:
     def num_rows(self) -> int:
         return int(self._rows.num_rows)
 
+    @property
+    def table_snapshots(self) -> tuple[Snapshot, ...]:
+        """The table's snapshots when the changelog was made (for short labels, S3)."""
+        return () if self._end_scan is None else tuple(self._end_scan.metadata.snapshots)
+
     def __len__(self) -> int:
         return self.num_rows
 

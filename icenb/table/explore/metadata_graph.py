@@ -261,7 +261,9 @@ class DVEdge:
 
 @dataclass(frozen=True)
 class MetadataGraph:
-    """Snapshots, their manifest lists, distinct manifests and files, and the edges between."""
+    """Snapshots, their manifest lists, distinct manifests and files, and the edges between;
+    ``name`` is the table's catalog name (None when opened by location), ``table_snapshots``
+    the table's snapshots (for short snapshot labels: snapshot_labels)."""
 
     location: str
     format_version: int
@@ -275,6 +277,8 @@ class MetadataGraph:
     roots: tuple[RootNode, ...] = ()            # v4 snapshots' root manifests
     manifest_dvs: tuple[ManifestDVNode, ...] = ()
     dv_edges: tuple[DVEdge, ...] = ()
+    name: str | None = None
+    table_snapshots: tuple[Snapshot, ...] = ()
 
     def root(self, snapshot_id: int) -> RootNode | None:
         """The root manifest node of a v4 snapshot."""
@@ -673,7 +677,8 @@ def _real_dv(io: FileIO, root_location: str) -> DVSource:
 def build_metadata_graph(io: FileIO, metadata: TableMetadata, snapshot_ids: Sequence[int], *,
                          entries: bool = True, max_snapshots: int = 40,
                          max_manifests: int = 12, max_files: int = 8,
-                         cache: ManifestCache | None = None) -> MetadataGraph:
+                         cache: ManifestCache | None = None,
+                         name: str | None = None) -> MetadataGraph:
     """Read the manifest lists (v4: root manifests) of ``snapshot_ids`` (at most
     ``max_snapshots``, the last ones kept) and, with ``entries``, their manifests, each
     distinct file once (at most ``max_manifests`` manifests / root entries per snapshot and
@@ -746,7 +751,8 @@ def build_metadata_graph(io: FileIO, metadata: TableMetadata, snapshot_ids: Sequ
             length=m.manifest_length, added_files=m.added_files_count,
             existing_files=m.existing_files_count, deleted_files=m.deleted_files_count,
             entries_total=total, entries_hidden=hidden, error=error))
-    return parts.graph(metadata.location, metadata.format_version, snapshots_hidden)
+    return replace(parts.graph(metadata.location, metadata.format_version, snapshots_hidden),
+                   name=name, table_snapshots=tuple(metadata.snapshots))
 
 
 # --------------------------------------------------------------------------- drawn layouts

@@ -189,7 +189,8 @@ class MetadataTree:
 
     ``index`` is None when there is no snapshot to draw (an empty table); ``note`` says why.
     ``spec_fields`` names the partition fields of each spec id, ``column_names`` the columns
-    of the drawn equality deletes' ``equality_ids`` (so renderers need no metadata).
+    of the drawn equality deletes' ``equality_ids`` (so renderers need no metadata);
+    ``table_snapshots`` are the table's snapshots, for the drawn one's short label (S3).
     """
 
     location: str
@@ -201,6 +202,7 @@ class MetadataTree:
     note: str | None = None
     spec_fields: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     column_names: Mapping[int, str] = field(default_factory=dict)
+    table_snapshots: tuple[Snapshot, ...] = ()
 
     @property
     def snapshot_id(self) -> int | None:
@@ -342,7 +344,8 @@ def build_metadata_tree(
         index = _root_index(io, metadata, snap, max_manifests, max_files, cache)
         return MetadataTree(metadata.location, where, metadata.format_version, snap, refs,
                             index, spec_fields=_spec_fields(metadata),
-                            column_names=_column_names(metadata, index))
+                            column_names=_column_names(metadata, index),
+                            table_snapshots=tuple(metadata.snapshots))
     listing = read_manifest_list_table(io, snap, metadata.format_version, cache=cache)
     n = listing.num_rows
     shown, head = _fold_positions(n, max_manifests)
@@ -389,7 +392,8 @@ def build_metadata_tree(
                 if col is not None:
                     names[fid] = col
     return MetadataTree(metadata.location, where, metadata.format_version, snap, refs, index,
-                        spec_fields=_spec_fields(metadata), column_names=names)
+                        spec_fields=_spec_fields(metadata), column_names=names,
+                        table_snapshots=tuple(metadata.snapshots))
 
 
 def _column_names(metadata: TableMetadata, index: TreeIndex) -> dict[int, str]:
