@@ -48,6 +48,9 @@ from icenb.display import (  # noqa: F401, I001
     evolution_history,
     diff,
     changelog,
+    rewrite_data_files_repr,
+    rewrite_manifests_repr,
+    rewrite_position_deletes_repr,
 )
 from icenb.display.kit import side_by_side  # noqa: F401
 from icenb.display.history import timeline, tree  # noqa: F401

@@ -579,6 +579,64 @@ class Table:
         was published already."""
         return refs_ops.publish_changes(self, wap_id, branch=branch)
 
+    # ------------------------------------------------------------------ compaction
+
+    @_write
+    def rewrite_data_files(self, filter: str | Expression = "true", *, strategy: str = "binpack",
+                           sort_order: str | Sequence[str] | None = None,
+                           target_file_size_bytes: int | None = None,
+                           min_input_files: int | None = None,
+                           delete_file_threshold: int | None = None, rewrite_all: bool = False,
+                           branch: str = MAIN_BRANCH,
+                           snapshot_properties: Mapping[str, str] | None = None) -> Any:
+        """Compact small (or too large) data files of the partitions ``filter`` may match into
+        files of about ``target_file_size_bytes`` (default ``write.target-file-size-bytes``),
+        deletes applied, in one ``replace`` snapshot, planned as Iceberg Java's
+        ``rewrite_data_files`` (``strategy`` ``binpack`` or ``sort``, ``min_input_files``
+        default 5); a :class:`~icenb.table.commit.rewrite_data_files.RewriteDataFilesResult`
+        (its ``snapshot`` None when nothing needed rewriting). v3 rows keep their lineage."""
+        from icenb.table.commit.rewrite_data_files import rewrite_data_files
+
+        return rewrite_data_files(
+            self, filter, strategy=strategy, sort_order=sort_order,
+            target_file_size_bytes=target_file_size_bytes, min_input_files=min_input_files,
+            delete_file_threshold=delete_file_threshold, rewrite_all=rewrite_all,
+            branch=branch, snapshot_properties=snapshot_properties)
+
+    # ------------------------------------------------------------------ maintenance
+
+    @_write
+    def rewrite_manifests(self, *, spec_id: int | None = None,
+                          target_manifest_size_bytes: int | None = None,
+                          branch: str = MAIN_BRANCH,
+                          snapshot_properties: Mapping[str, str] | None = None) -> Any:
+        """Rewrite the branch's data manifests (of every spec, or of ``spec_id``) into
+        manifests clustered by partition of about ``target_manifest_size_bytes`` (default
+        ``commit.manifest.target-size-bytes``) in one ``replace`` snapshot, as Iceberg Java's
+        ``rewrite_manifests``; entries keep their snapshot ids, sequence numbers and row ids. A
+        :class:`~icenb.table.commit.rewrite_manifests.RewriteManifestsResult` (its ``snapshot``
+        None when nothing needed rewriting). Not on EXPERIMENTAL v4 tables."""
+        from icenb.table.commit.rewrite_manifests import rewrite_manifests
+
+        return rewrite_manifests(self, spec_id=spec_id,
+                                 target_manifest_size_bytes=target_manifest_size_bytes,
+                                 branch=branch, snapshot_properties=snapshot_properties)
+
+    @_write
+    def rewrite_position_deletes(self, filter: str | Expression = "true", *,
+                                 branch: str = MAIN_BRANCH,
+                                 snapshot_properties: Mapping[str, str] | None = None) -> Any:
+        """Merge the position delete files of each partition ``filter`` may match into fewer
+        files, dropping deletes of rows no longer live, in one ``replace`` snapshot (Iceberg
+        Java's ``rewrite_position_delete_files``); on v3 tables position delete files become
+        deletion vectors, one per data file. A :class:`~icenb.table.commit.
+        rewrite_position_deletes.RewritePositionDeletesResult` (its ``snapshot`` None when
+        nothing needed rewriting). Not on EXPERIMENTAL v4 tables."""
+        from icenb.table.commit.rewrite_position_deletes import rewrite_position_deletes
+
+        return rewrite_position_deletes(self, filter, branch=branch,
+                                        snapshot_properties=snapshot_properties)
+
     # ------------------------------------------------------------------ expiry and upgrades
 
     @_write
