@@ -28,7 +28,11 @@ in the given order (default: the table's), each group sorted as one run of files
 
 The new files take the starting snapshot's data sequence number (Java's
 ``use-starting-sequence-number``, default true): an equality delete committed after the
-rewrite started still applies to them, and the commit does not conflict with it. DVs and
+rewrite started still applies to them, and the commit does not conflict with it; equality
+deletes up to the start, already applied to the rows read, do not (spec: "Scan Planning").
+This is done on every v2+ table, as Java does, not only when equality deletes exist: position
+deletes and DVs name their data files, so the choice changes nothing else a reader sees, and
+one rule is easier to check than two. DVs and
 position delete files that delete rows of rewritten files only are removed with them
 (Java 1.10 keeps v2 position delete files until its ``remove-dangling-deletes`` option);
 other delete files go when no live data file is old enough for them (the merging producer's

@@ -299,6 +299,33 @@ def test_a_concurrent_equality_delete_still_applies(wh: Warehouse) -> None:
     assert seqs == {start.sequence_number}
 
 
+def test_two_compactions_of_the_same_files_one_wins(wh: Warehouse) -> None:
+    t = _table(wh)
+    first, second = wh.table("db.t"), wh.table("db.t")
+    plan = plan_rewrite(second.io, second.metadata)
+    first.rewrite_data_files()
+    with pytest.raises(CommitConflict):
+        execute_rewrite(second, plan)
+    assert len(_files(wh.table("db.t"))) == 2 and len(_rows(t)) == 60
+
+
+def test_a_branch_is_compacted_alone(wh: Warehouse) -> None:
+    t = _table(wh, appends=3)
+    t.create_branch("dev")
+    for i in range(3, 6):
+        t.append([{"id": i * 10 + j, "part": j % 2, "s": "dev"} for j in range(10)],
+                 branch="dev")
+    main = t.current_snapshot
+    result = t.rewrite_data_files(branch="dev", snapshot_properties={"app": "compactor"})
+    assert result.snapshot is not None and result.rewritten_data_files_count == 12
+    assert result.snapshot.summary is not None and result.snapshot.summary["app"] == "compactor"
+    assert t.current_snapshot == main  # main keeps its 6 files
+    assert len(_files(t)) == 6
+    dev = t.metadata.snapshot_for_ref("dev")
+    assert dev is not None and dev.snapshot_id == result.snapshot.snapshot_id
+    assert len(t.inspect.files(dev.snapshot_id)) == 2
+
+
 # --------------------------------------------------------------------------- lineage
 
 
