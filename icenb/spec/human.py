@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from icenb.reprs import safe_repr
 from icenb.spec.partition_spec import PartitionField, PartitionSpec
 from icenb.spec.schema import Schema
 from icenb.spec.transforms import IdentityTransform, Transform
@@ -183,6 +184,7 @@ def partition_text(spec: PartitionSpec | None, schemas: Schema | Sequence[Schema
 _ATTR = "_icenb_value_types"
 
 
+@safe_repr
 @dataclass(frozen=True)
 class ValueTypes:
     """What a content file's or manifest's values need to be shown: the table's schemas
