@@ -46,7 +46,7 @@ def _rows(t: Table, columns: list[str] | None = None) -> list[tuple[Any, ...]]:
 
 
 def _files(t: Table) -> list[dict[str, Any]]:
-    return list(t.inspect.files().to_pylist())
+    return list(t.inspect.data_files().to_pylist())
 
 
 def _data_files_on_disk(t: Table) -> set[str]:
@@ -71,7 +71,7 @@ def test_small_files_are_merged_per_partition(wh: Warehouse, version: int) -> No
     assert (result.rewritten_data_files_count, result.added_data_files_count) == (12, 2)
     assert result.rewritten_rows_count == 60 and result.groups_count == 2
     assert result.rewritten_bytes_count == sum(
-        f["file_size_in_bytes"] for f in t.inspect.files(before.snapshot_id).to_pylist())
+        f["file_size_in_bytes"] for f in t.inspect.data_files(before.snapshot_id).to_pylist())
     snap = t.current_snapshot
     assert snap is not None and snap.summary is not None and before is not None
     assert snap.parent_snapshot_id == before.snapshot_id
@@ -81,7 +81,7 @@ def test_small_files_are_merged_per_partition(wh: Warehouse, version: int) -> No
     assert snap.summary["total-records"] == "60"
     assert snap.summary["total-data-files"] == "2"
     # the old snapshot still reads its files (time travel)
-    assert len(t.inspect.files(before.snapshot_id)) == 12
+    assert len(t.inspect.data_files(before.snapshot_id)) == 12
 
 
 def test_min_input_files_decides_whether_a_partition_is_rewritten(wh: Warehouse) -> None:
@@ -323,7 +323,7 @@ def test_a_branch_is_compacted_alone(wh: Warehouse) -> None:
     assert len(_files(t)) == 6
     dev = t.metadata.snapshot_for_ref("dev")
     assert dev is not None and dev.snapshot_id == result.snapshot.snapshot_id
-    assert len(t.inspect.files(dev.snapshot_id)) == 2
+    assert len(t.inspect.data_files(dev.snapshot_id)) == 2
 
 
 # --------------------------------------------------------------------------- lineage

@@ -181,7 +181,7 @@ def test_the_figures(scenario: Scenario) -> None:
 
 def test_sorted_rewrite_writes_files_in_the_order(scenario: Scenario) -> None:
     t = scenario.wh.table("db.i_v3_sort")
-    files = t.inspect.files().to_pylist()
+    files = t.inspect.data_files().to_pylist()
     assert len(files) == 2
     for f in files:
         ids = [r["id"] for r in t.scan(f"part = {f['partition']['part']}",
