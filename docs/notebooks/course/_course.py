@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,18 +37,31 @@ class Cell:
     tags: tuple[str, ...] = field(default=())
 
 
-_BLOCK_START = re.compile(r"^(\s*([-*>|#]|\d+\.|```)|\s*$)")
+_BLOCK_START = re.compile(r"^(\s*([-*] |[>|#]|\d+\. |```)|\s*$)")
+
+
+def _wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in "WF"
+
+
+def _wide_mark(ch: str) -> bool:
+    """Full-width punctuation: no space on either side."""
+    return unicodedata.east_asian_width(ch) in "WFA" and unicodedata.category(ch)[0] == "P"
 
 
 def unwrap_zh(text: str) -> str:
     """Chinese prose with its source line breaks removed: a break inside a paragraph would show
     as a space between two characters. Lines that start a block (list item, heading, table row,
-    fence, blank) keep their break; other lines join the previous one without a separator."""
+    fence, blank) keep their break; other lines join the previous one, with no separator between
+    two Chinese characters and a space next to Latin text."""
     out: list[str] = []
     for line in text.split("\n"):
         if out and out[-1].strip() and not _BLOCK_START.match(line) \
                 and not out[-1].lstrip().startswith(("|", "```", "#")):
-            out[-1] += line.strip()
+            left, right = out[-1].rstrip(), line.strip()
+            tight = (_wide(left[-1]) and _wide(right[0])) or _wide_mark(left[-1]) \
+                or _wide_mark(right[0])
+            out[-1] = left + ("" if tight else " ") + right
         else:
             out.append(line)
     return "\n".join(out)

@@ -107,7 +107,7 @@ and what are they?
 """, """
 ## 第 1 步：创建一张空表
 
-*先预测再运行：*空表没有行。创建它会写几个文件？分别是什么？
+*先预测再运行*：空表没有行。创建它会写几个文件？分别是什么？
 """),
     code("anatomy-create", """
 orders = wh.create_table(
@@ -201,7 +201,7 @@ and metadata files.)
 """, """
 ## 第 2 步：追加分布在两天的三行
 
-*先预测再运行：*表按 `day(ts)` 分区，这些行落在两天。这次追加会写几个新文件？（数数据文件、清单
+*先预测再运行*：表按 `day(ts)` 分区，这些行落在两天。这次追加会写几个新文件？（数数据文件、清单
 、清单列表和元数据文件。）
 """),
     code("anatomy-append", """
@@ -398,7 +398,7 @@ manifests will it list, and what sequence number will the new data file get?
 """, """
 ## 第 3 步：第二次追加
 
-*先预测再运行：*再追加一行。新快照的清单列表会列出几个清单？新数据文件的序列号是多少？
+*先预测再运行*：再追加一行。新快照的清单列表会列出几个清单？新数据文件的序列号是多少？
 """),
     code("anatomy-second-append", """
 orders.append([{"order_id": 4, "customer": "dee", "amount": 7.25, "ts": at(2, 20)}])
@@ -492,7 +492,7 @@ pointer.
 Next: [02 — Hidden partitioning and pruning](02-hidden-partitioning-and-pruning.ipynb): how those
 partition summaries and bounds let a query skip most of the table.
 """, """
-**本课看到了：**元数据 JSON → 快照 → 清单列表 → 清单 → 数据文件，每一层都把原始文件放在图旁边读
+**本课看到了**：元数据 JSON → 快照 → 清单列表 → 清单 → 数据文件，每一层都把原始文件放在图旁边读
 ；Appendix C 中
 模式、分区规范、排序顺序、快照和引用的 JSON；界值的 Appendix D 字节；Parquet 中的字段id（
 Appendix A）；文件系统表
