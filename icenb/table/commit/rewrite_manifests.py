@@ -16,6 +16,8 @@ numbers), "Manifest Lists", "Sequence Numbers", "Row Lineage" (an existing file 
   manifests when a cut can move to a partition boundary.
 * Every entry becomes EXISTING with its snapshot id, data and file sequence numbers and (v3)
   ``first_row_id`` kept, so no row changes identity; delete manifests are kept as they are.
+  (Java 1.10's Spark action drops ``first_row_id``: its rewritten rows get new ``_row_id`` s
+  from ``next-row-id``; tests/table/commit/test_rewrite_maintenance_java.py shows it.)
 * Operation ``replace``, summary ``manifests-created``, ``manifests-kept``,
   ``manifests-replaced``, ``entries-processed`` and the unchanged ``total-*`` counters.
 * Conflicts: each attempt re-reads the branch head. When a concurrent commit changed the

@@ -18,12 +18,16 @@ partition projection, as Java filters the ``position_deletes`` table by partitio
 * the new delete files get the commit's sequence number: a position delete only ever applies to
   the data files it names, which are older, so nothing else changes what it deletes.
 
-Differences from Java's action, by design: every partition with something to merge or drop is
-rewritten (Java's bin-packing defaults want 5 input files, ``min-input-files``, unless
-``rewrite-all``); Java 1.10's action rewrites v2 position delete files only. Conflicts: a
-concurrent commit that removed one of the delete files or a data file they reference, or (v3)
-added a DV for one of those data files, makes the commit fail with ``CommitConflict``; any other
-concurrent commit is retried on.
+Differences from Java's action (checked against it in tests/table/commit/
+test_rewrite_maintenance_java.py): every partition with something to merge or drop is rewritten
+(Java's bin-packing wants 5 files in a partition, ``min-input-files``, unless ``rewrite-all``);
+icenb writes one position delete file per partition, as its merge-on-read deletes, where Java
+1.10 writes one per data file (``write.delete.granularity=file``). Both drop dangling deletes and
+write DVs on v3 tables.
+
+Conflicts: a concurrent commit that removed one of the delete files or a data file they
+reference, or (v3) added a DV for one of those data files, makes the commit fail with
+``CommitConflict``; any other concurrent commit is retried on.
 """
 
 from __future__ import annotations
