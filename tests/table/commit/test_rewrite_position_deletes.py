@@ -186,3 +186,34 @@ def test_result_reprs(tmp_path: Path) -> None:
     shown = render(result)
     assert "Rewrite position deletes" in shown.text and "delete files rewritten" in shown.text
     assert "Rewrite position deletes" in shown.html
+
+
+def test_a_concurrent_dv_for_the_same_data_file_conflicts(tmp_path: Path) -> None:
+    """v3: the rewrite's DV for a data file and a concurrent DV for it cannot both stand (one
+    DV per data file); after a refresh the rewrite merges the new DV too."""
+    t = _table(tmp_path, 2)
+    t.upgrade(3)
+    stale = icenb.warehouse(tmp_path).table("db.t")
+    t.delete("id = 10")  # a DV for a data file the position deletes also name
+    head = t.current_snapshot
+    with pytest.raises(CommitConflict, match="deletion vector"):
+        stale.rewrite_position_deletes()
+    t.refresh()
+    assert t.current_snapshot == head
+    rows = _rows(t)
+    result = t.rewrite_position_deletes()
+    assert result.snapshot is not None
+    referenced = [d["referenced_data_file"] for d in _deletes(t)]
+    assert len(referenced) == len(set(referenced))
+    assert _rows(t) == rows
+
+
+def test_a_branch_and_snapshot_properties(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    main = t.current_snapshot
+    t.create_branch("audit")
+    result = t.rewrite_position_deletes(branch="audit", snapshot_properties={"job": "nightly"})
+    assert t.current_snapshot == main and result.snapshot is not None
+    assert t.refs["audit"].snapshot_id == result.snapshot.snapshot_id
+    assert result.snapshot.summary is not None and result.snapshot.summary["job"] == "nightly"
+    assert len(_deletes(t)) == 6  # main still has its six files
