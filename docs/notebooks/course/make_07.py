@@ -116,6 +116,13 @@ def lineage(scan):
     return scan.to_arrow().to_pandas(integer_object_nulls=True)
 
 
+def header_keys(location):
+    \"\"\"The Iceberg keys of an Avro metadata file's key-value metadata (not Avro's own).\"\"\"
+    path = location.removeprefix("file://")
+    return sorted(k for k in avro_file_metadata(path, Path(path).read_bytes())
+                  if not k.startswith("avro."))
+
+
 def compare(old, new):
     \"\"\"Fields of two versions of the same Avro record: what appeared, went, or changed.\"\"\"
     rows = [(k, old.get(k, "—"), new.get(k, "—")) for k in [*old, *[k for k in new if k not in old]]
@@ -213,10 +220,17 @@ records.assign(added_snapshot_id=records["added_snapshot_id"].map(labels))"""),
     md("versions-v2-avro", """
 The fields the v2 writer added to the manifest list, and to each manifest entry
 (Appendix E, *Writing v2 metadata*): `content` (0 data, 1 deletes), `sequence_number`,
-`min_sequence_number` are new and required, and the counts become required."""),
+`min_sequence_number` are new and required, and the counts become required. For a manifest's
+key-value metadata Appendix E requires `schema-id`, `partition-spec-id`, `format-version` and
+the new `content` (`data` or `deletes`); icenb adds `content` and, as Iceberg Java does (see the
+Java-written manifests in `notebooks/data/java-warehouse`), writes the schema itself as JSON
+(`schema`) instead of a `schema-id`."""),
     code("versions-v2-fields", """
 v2_list = avro_fields(events.current_snapshot.manifest_list)
-v2_manifest = avro_fields(events.inspect.manifests().to_pylist()[0]["path"])
+v2_manifest_path = events.inspect.manifests().to_pylist()[0]["path"]
+v2_manifest = avro_fields(v2_manifest_path)
+print("manifest key-value metadata, v1:", header_keys(manifest_v1))
+print("manifest key-value metadata, v2:", header_keys(v2_manifest_path))
 pd.concat([compare(v1_list, v2_list).assign(file="manifest list"),
            compare(v1_manifest, v2_manifest).assign(file="manifest")], ignore_index=True)"""),
     md("versions-v2-deletes", """
@@ -266,6 +280,7 @@ And after the next append?"""),
 before_upgrade = events.current_snapshot.snapshot_id
 pre_v3 = metadata_json(events)
 events.upgrade(3)
+events.create_branch("audit")  # a second branch, still at the last snapshot without row ids
 v3 = metadata_json(events)
 upgrade_to_v3 = field_changes(pre_v3, v3)
 display(upgrade_to_v3)
@@ -290,7 +305,7 @@ records = avro_records(events.current_snapshot.manifest_list,
                        ["manifest_path", "content", "added_snapshot_id", "added_rows_count",
                         "existing_rows_count", "first_row_id"])
 display(records.assign(added_snapshot_id=records["added_snapshot_id"].map(labels)))
-lineage(events.scan(columns=lineage_columns)).sort_values("_row_id")"""),
+lineage(events.scan(columns=[*lineage_columns, "_pos"])).sort_values("_row_id")"""),
     md("versions-v3-explain", """
 The append added one row, yet `added-rows` is 10, every row in the table's data files
 (the row deleted by the position delete still has a place in its file, so it takes an id
@@ -298,7 +313,8 @@ too): the snapshot's `added-rows` is
 the *upper bound of rows given ids* (*Snapshot Row IDs*), and this commit gave ids to all of
 them. The data manifests were numbered in list order — the new one first, from the
 snapshot's `first-row-id` — each taking as many ids as its added and existing rows. Each
-row's `_row_id` is its file's `first_row_id` plus its position `_pos`, and
+row's `_row_id` is its file's `first_row_id` plus its position `_pos` (the five `signup` rows
+of the first append sit at `_pos` 0 to 4 of a file numbered from 5: ids 5 to 9), and
 `_last_updated_sequence_number` is inherited from the file's data sequence number: 0 for the
 rows written while the table was v1 (Appendix E's default), 1 and 2 for the later appends.
 
@@ -306,6 +322,26 @@ The snapshots from before the upgrade are not modified: read as of then, the row
 no ids."""),
     code("versions-v3-time-travel", """
 lineage(events.at(before_upgrade).select(*lineage_columns)).sort_values("id").head(3)"""),
+    md("versions-v3-branches", """
+Row ids are table-wide, not per branch: "the table's `next-row-id` must also be updated (even
+if the new snapshot is not in the main branch)", and "new snapshots in different branches will
+assign disjoint ID ranges to existing data files" (*Row Lineage for Upgraded Tables*). The
+branch `audit` still points at the last snapshot without ids.
+
+**Predict before you run:** a commit on `audit` numbers the same old rows again. Which ids do
+they get there?"""),
+    code("versions-v3-branch-act", """
+events.append([{"id": 100, "kind": "audit"}], branch="audit")
+print("next-row-id after the commit on audit:", metadata_json(events)["next-row-id"])
+on_main = lineage(events.scan(columns=["id", "_row_id"])).set_index("id")
+on_audit = lineage(events.at("audit").select("id", "_row_id")).set_index("id")
+on_main.add_suffix(" on main").join(on_audit.add_suffix(" on audit"), how="outer").sort_index(
+    ).astype("Int64")"""),
+    md("versions-v3-branches-explain", """
+The same rows carry one id on `main` and another, from a disjoint range, on `audit`: each
+branch's first commit after the upgrade assigned ids to the files it saw, from the one
+table-wide `next-row-id`, which moved although `main` did not change. (A writer may instead
+copy the ids another branch assigned; icenb assigns new ones.)"""),
     md("versions-v3-dv", """
 Deletes change too. A v3 writer may not add position delete files; it writes a **deletion
 vector** (a bitmap in a Puffin file, one per data file at most) and must merge the older
@@ -328,6 +364,16 @@ v3_manifest = avro_fields(events.inspect.manifests().to_pylist()[0]["path"])
 pd.concat([compare(v2_list, v3_list).assign(file="manifest list"),
            compare(v2_manifest, v3_manifest).assign(file="manifest")], ignore_index=True)"""),
 
+    md("versions-v3-defaults", """
+The two schema changes the v2 table refused are v3 features, so they now succeed. Rows written
+before the column existed read its `initial-default` (spec: *Default values*); new rows get
+its `write-default` when the writer leaves the column out."""),
+    code("versions-v3-defaults-act", """
+with events.update_schema() as u:
+    u.add_column("country", "string", initial_default="NL", write_default="NL")
+    u.add_column("seen_at", "timestamp_ns")
+events.append([{"id": 11, "kind": "signup"}])
+events.scan(columns=["id", "kind", "country", "seen_at"]).to_pandas().sort_values("id").tail(4)"""),
     md("lineage-rules", """
 ## Row lineage: the assignment rules
 
