@@ -280,9 +280,9 @@ And after the next append?"""),
 before_upgrade = events.current_snapshot.snapshot_id
 pre_v3 = metadata_json(events)
 events.upgrade(3)
-events.create_branch("audit")  # a second branch, still at the last snapshot without row ids
 v3 = metadata_json(events)
 upgrade_to_v3 = field_changes(pre_v3, v3)
+events.create_branch("audit")  # a second branch, still at the last snapshot without row ids
 display(upgrade_to_v3)
 lineage_columns = ["id", "kind", "_row_id", "_last_updated_sequence_number"]
 lineage(events.scan(columns=lineage_columns)).sort_values("id")"""),
