@@ -22,9 +22,12 @@ Each group's live rows (position deletes, DVs and equality deletes applied; v3 r
 ``_row_id`` and ``_last_updated_sequence_number``, which the new files store, so row lineage
 is kept) are read on the driver with pyarrow (:func:`~icenb.table.scan.read.read_task`, as a
 copy-on-write delete reads) and written by icenb's writer into files rolled at Java's write
-size (the target plus half the way to the 180% maximum). ``binpack`` writes them in the
-table's sort order (icenb's writer always does, so the files say they are sorted); ``sort``
-in the given order (default: the table's), each group sorted as one run of files.
+size (the target plus half the way to the 180% maximum). ``binpack`` reads and writes a group
+in runs of whole files of about Java's input split size (the group's bytes over its expected
+output files), so memory holds about one output file's rows; it writes them in the table's
+sort order (icenb's writer always does, so the files say they are sorted). ``sort`` writes a
+group in the given order (default: the table's) as one sorted run, so the driver holds the
+whole group (Java's sort shuffles it over Spark tasks).
 
 The new files take the starting snapshot's data sequence number (Java's
 ``use-starting-sequence-number``, default true): an equality delete committed after the
@@ -79,7 +82,8 @@ if TYPE_CHECKING:
     from icenb.table.table import Table
 
 __all__ = ["BINPACK", "SORT", "RewriteDataFilesResult", "RewriteGroup", "RewritePlan",
-           "execute_rewrite", "plan_rewrite", "rewrite_data_files"]
+           "execute_rewrite", "expected_output_files", "input_split_size", "plan_rewrite",
+           "rewrite_data_files"]
 
 BINPACK = "binpack"
 SORT = "sort"
@@ -92,6 +96,7 @@ DELETE_RATIO_THRESHOLD = 0.3
 MAX_FILE_GROUP_SIZE_BYTES = 100 * 1024 ** 3
 
 _DELETE_PATHS = Schema(DELETE_FILE_PATH)
+_SPLIT_OVERHEAD = 5 * 1024
 
 
 @safe_repr
@@ -144,6 +149,7 @@ class RewritePlan:
     strategy: str
     sort_order: SortOrder
     target_file_size_bytes: int
+    min_file_size_bytes: int
     write_file_size_bytes: int
     groups: tuple[RewriteGroup, ...]
 
@@ -233,7 +239,7 @@ def plan_rewrite(io: FileIO, metadata: TableMetadata, filter: str | Expression =
     write_size = int(target + (max_size - target) * 0.5)
     snap = branch_snapshot(metadata, branch)
     if snap is None:
-        return RewritePlan(None, branch, strategy, order, target, write_size, ())
+        return RewritePlan(None, branch, strategy, order, target, min_size, write_size, ())
     plan = plan_files(io, metadata, snapshot_id=snap.snapshot_id, row_filter=expr,
                       case_sensitive=case_sensitive, schema=metadata.schema)
 
@@ -257,7 +263,7 @@ def plan_rewrite(io: FileIO, metadata: TableMetadata, filter: str | Expression =
             if (rewrite_all or (many and len(packed) >= min_files) or (many and size > target)
                     or size > max_size or any(for_deletes(t) for t in packed)):
                 groups.append(RewriteGroup(key, tuple(packed)))
-    return RewritePlan(snap.snapshot_id, branch, strategy, order, target, write_size,
+    return RewritePlan(snap.snapshot_id, branch, strategy, order, target, min_size, write_size,
                        tuple(groups))
 
 
@@ -273,6 +279,31 @@ def _pack(tasks: list[FileScanTask], limit: int) -> list[list[FileScanTask]]:
         bins[-1].append(t)
         weight += w
     return bins
+
+
+def expected_output_files(plan: RewritePlan, input_bytes: int) -> int:
+    """How many files a group of ``input_bytes`` should become (Java's
+    ``expectedOutputFiles``): the remainder over whole target-size files gets a file of its
+    own when it is no small file, else is spread over the others unless that makes them more
+    than 10% over the target."""
+    target = plan.target_file_size_bytes
+    if input_bytes < target:
+        return 1
+    with_rest, without = -(-input_bytes // target), input_bytes // target
+    if input_bytes % target > plan.min_file_size_bytes:
+        return with_rest
+    if input_bytes / without < min(1.1 * target, plan.write_file_size_bytes):
+        return without
+    return with_rest
+
+
+def input_split_size(plan: RewritePlan, input_bytes: int) -> int:
+    """Input bytes per writing task (Java's ``inputSplitSize``): the group over its expected
+    files, at least the target and at most the write size."""
+    estimate = input_bytes // expected_output_files(plan, input_bytes) + _SPLIT_OVERHEAD
+    if estimate < plan.target_file_size_bytes:
+        return plan.target_file_size_bytes
+    return min(estimate, plan.write_file_size_bytes)
 
 
 # --------------------------------------------------------------------------- execution
@@ -299,6 +330,15 @@ def _dangling_position_deletes(io: FileIO, plan: RewritePlan, rewritten: set[str
         if dangling:
             out.append(d)
     return out
+
+
+def _splits(plan: RewritePlan, group: RewriteGroup) -> list[list[FileScanTask]]:
+    """The group's files in the runs written together: ``binpack`` packs whole files into
+    runs of about :func:`input_split_size` (as Java's writing tasks; icenb reads whole files),
+    ``sort`` writes the group as one run so it is sorted as a whole."""
+    if plan.strategy == SORT:
+        return [list(group.tasks)]
+    return _pack(list(group.tasks), input_split_size(plan, group.input_bytes))
 
 
 def execute_rewrite(table: Table, plan: RewritePlan, *,
@@ -328,24 +368,28 @@ def execute_rewrite(table: Table, plan: RewritePlan, *,
     rows_count = 0
     with producer.aborted_on_error():
         with progress(READING_DATA_FILES, total=len(plan.files)) as read:
-            for index, group in enumerate(plan.groups):
-                parts: list[pa.Table] = []
-                for task in group.tasks:
-                    read.advance()
-                    parts.append(read_task(table.io, replace(task, residual_filter=True),
-                                           read_schema, name_mapping=name_mapping))
-                    producer.delete_file(task.data_file)
-                rows = pa.concat_tables(parts) if parts else None
-                if rows is None or rows.num_rows == 0:
-                    continue
-                rows_count += rows.num_rows
-                files = write_data_files(
-                    table.io, rows, schema, md.spec, plan.sort_order, properties, locations,
-                    format_version=md.format_version, partition_id=index,
-                    operation_id=producer.commit_uuid)
-                producer.track_written(f.file_path for f in files)
-                producer.add_files(f if keep_order_id else replace(f, sort_order_id=None)
-                                   for f in files)
+            index = 0
+            for group in plan.groups:
+                for split in _splits(plan, group):
+                    parts: list[pa.Table] = []
+                    for task in split:
+                        read.advance()
+                        parts.append(read_task(table.io, replace(task, residual_filter=True),
+                                               read_schema, name_mapping=name_mapping))
+                        producer.delete_file(task.data_file)
+                    rows = pa.concat_tables(parts)
+                    del parts
+                    if rows.num_rows == 0:
+                        continue
+                    rows_count += rows.num_rows
+                    files = write_data_files(
+                        table.io, rows, schema, md.spec, plan.sort_order, properties,
+                        locations, format_version=md.format_version, partition_id=index,
+                        operation_id=producer.commit_uuid)
+                    index += 1
+                    producer.track_written(f.file_path for f in files)
+                    producer.add_files(f if keep_order_id else replace(f, sort_order_id=None)
+                                       for f in files)
         for d in _dangling_position_deletes(table.io, plan, rewritten):
             producer.delete_file(d)
         snapshot = commit_snapshot(table, producer)

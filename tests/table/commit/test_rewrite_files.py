@@ -17,6 +17,8 @@ from icenb.table import Table
 from icenb.table.commit.rewrite_data_files import (
     RewriteDataFilesResult,
     execute_rewrite,
+    expected_output_files,
+    input_split_size,
     plan_rewrite,
 )
 from icenb.table.warehouse import Warehouse
@@ -113,6 +115,29 @@ def test_target_size_splits_the_output(wh: Warehouse) -> None:
     result = t.rewrite_data_files(target_file_size_bytes=size // 4, rewrite_all=True)
     assert 1 < result.added_data_files_count < 8
     assert _rows(t) == rows
+
+
+MIB = 1024 * 1024
+
+
+@pytest.mark.parametrize(("target", "input_bytes", "files", "split"), [
+    (100, 50, 1, 140),       # less than the target: one file
+    (100, 1010, 10, 140),    # a 10-byte rest spread: 101 bytes a file is within 10%
+    (100, 1080, 11, 140),    # an 80-byte rest is no small file (> 75): a file of its own
+    (100, 1150, 11, 140),    # spreading 50 bytes would make 115-byte files: its own file
+    (512 * MIB, 1229 * MIB, 3, 512 * MIB),   # 205 MiB rest, 614 MiB files too large: 3
+    (512 * MIB, 1100 * MIB, 2, 550 * MIB + 5 * 1024),  # 76 MiB spread: 2 files of 550
+])
+def test_output_files_and_split_size_as_java(wh: Warehouse, target: int, input_bytes: int,
+                                             files: int, split: int) -> None:
+    """Java's ``expectedOutputFiles`` and ``inputSplitSize`` (the group over its files plus
+    5 KiB, at least the target, at most the write size: target + (180% - target) / 2)."""
+    t = _table(wh, appends=1)
+    plan = plan_rewrite(t.io, t.metadata, target_file_size_bytes=target)
+    assert plan.min_file_size_bytes == int(target * 0.75)
+    assert plan.write_file_size_bytes == int(target * 1.4)
+    assert expected_output_files(plan, input_bytes) == files
+    assert input_split_size(plan, input_bytes) == split
 
 
 def test_nothing_to_do_commits_nothing(wh: Warehouse) -> None:
