@@ -32,19 +32,20 @@ reference, or (v3) added a DV for one of those data files, makes the commit fail
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from icenb.io.file_io import FileIO
-from icenb.io.manifest_reader import read_manifest_list
+from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
 from icenb.reprs import safe_repr
 from icenb.spec.expressions import Expression
-from icenb.spec.manifest import DataFile, FileContent, ManifestContent
+from icenb.spec.manifest import DataFile, EntryStatus, FileContent, ManifestContent, ManifestFile
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
 from icenb.table.commit.merging import read_entries
@@ -52,6 +53,7 @@ from icenb.table.commit.producer import branch_snapshot, commit_to_table
 from icenb.table.commit.rewrite_manifests import committed_note, refuse_v4
 from icenb.table.commit.row_delta import RowDelta
 from icenb.table.commit.validation import FileFilter, as_expression
+from icenb.table.scan.planning import content_files_of
 from icenb.table.write.delete_files import (
     POSITION_DELETE_SCHEMA,
     load_positions,
@@ -130,31 +132,44 @@ class _Plan:
                 (self.positions[p] for p in sorted(self.positions))]
 
 
-def _live_files(io: FileIO, md: TableMetadata, snap: Snapshot
-                ) -> tuple[dict[str, _LiveData], list[tuple[int, DataFile]]]:
-    """The snapshot's live data files by path, and its live position delete files with their
-    data sequence numbers."""
-    data: dict[str, _LiveData] = {}
-    deletes: list[tuple[int, DataFile]] = []
-    for m in read_manifest_list(io, snap, md.format_version):
-        if not (m.has_added_files() or m.has_existing_files()):
-            continue
-        for e in read_entries(io, m, md):
-            if not e.is_live:
-                continue
-            seq = e.sequence_number or 0
-            if m.content == ManifestContent.DATA:
-                data[e.data_file.file_path] = _LiveData(seq, e.data_file)
-            elif e.data_file.content == FileContent.POSITION_DELETES:
-                deletes.append((seq, e.data_file))
-    return data, deletes
+def _live_deletes(io: FileIO, md: TableMetadata, manifests: Sequence[ManifestFile]
+                  ) -> list[tuple[int, DataFile]]:
+    """The live position delete files of delete ``manifests``, with their data sequence
+    numbers."""
+    out: list[tuple[int, DataFile]] = []
+    for m in manifests:
+        if m.content == ManifestContent.DELETES and (m.has_added_files()
+                                                     or m.has_existing_files()):
+            out.extend((e.sequence_number or 0, e.data_file) for e in read_entries(io, m, md)
+                       if e.is_live and e.data_file.content == FileContent.POSITION_DELETES)
+    return out
+
+
+def _live_data(io: FileIO, md: TableMetadata, manifests: Sequence[ManifestFile],
+               paths: set[str]) -> dict[str, _LiveData]:
+    """The live data files among ``paths``, by path: data manifests are read as Arrow
+    columns and only the files asked for become objects."""
+    data = [m for m in manifests if m.content == ManifestContent.DATA
+            and (m.has_added_files() or m.has_existing_files())]
+    if not paths or not data:
+        return {}
+    entries = read_manifest_entries(io, data, md.format_version)
+    if entries.num_rows == 0:
+        return {}
+    file_paths = pc.struct_field(entries.column("data_file"), "file_path")
+    wanted = pc.and_(pc.not_equal(entries.column("status"), int(EntryStatus.DELETED)),
+                     pc.is_in(file_paths, value_set=pa.array(sorted(paths), pa.string())))
+    picked = entries.filter(wanted)
+    seqs = picked.column("sequence_number").to_pylist()
+    files = content_files_of(picked, md.specs_by_id, md.schema)
+    return {f.file_path: _LiveData(seq or 0, f) for f, seq in zip(files, seqs, strict=True)}
 
 
 def _positions_by_path(io: FileIO, delete: DataFile) -> dict[str, npt.NDArray[np.int64]]:
-    """The positions a position delete file or DV holds, per data file path."""
+    """The positions a position delete file holds, per data file path (a DV: none read, its
+    data file's path only: it is read when merged)."""
     if delete.is_deletion_vector:
-        path = delete.referenced_data_file or ""
-        return {path: load_positions(io, delete, path)}
+        return {delete.referenced_data_file or "": np.zeros(0, dtype=np.int64)}
     from icenb.table.scan.read import read_data_file
 
     rows = read_data_file(io, delete, POSITION_DELETE_SCHEMA)
@@ -177,21 +192,25 @@ def _applies(live: _LiveData | None, seq: int, delete: DataFile) -> bool:
 
 def _plan(io: FileIO, md: TableMetadata, snap: Snapshot, flt: FileFilter) -> _Plan:
     """What to remove and write (see the module)."""
-    data, deletes = _live_files(io, md, snap)
+    manifests = read_manifest_list(io, snap, md.format_version)
     groups: dict[Partition, list[tuple[int, DataFile]]] = {}
-    for seq, d in deletes:
+    for seq, d in _live_deletes(io, md, manifests):
         if flt.partition_might_match(d):
             groups.setdefault((d.spec_id, d.partition), []).append((seq, d))
+    # the positions of each group's files (DVs: their data file), then which data files live
+    held = {key: [(seq, d, _positions_by_path(io, d)) for seq, d in groups[key]]
+            for key in sorted(groups, key=repr)}
+    data = _live_data(io, md, manifests, {path for group in held.values()
+                                          for _, _, by_path in group for path in by_path})
     plan = _Plan()
     v3 = md.format_version >= 3
-    for key in sorted(groups, key=repr):
-        group = groups[key]
-        files = [(seq, d) for seq, d in group if not d.is_deletion_vector]
-        dvs = [(seq, d) for seq, d in group if d.is_deletion_vector]
+    for group in held.values():
+        files = [(seq, d, by_path) for seq, d, by_path in group if not d.is_deletion_vector]
+        dvs = [(seq, d, by_path) for seq, d, by_path in group if d.is_deletion_vector]
         kept: list[tuple[DataFile, npt.NDArray[np.int64]]] = []
         dangling = False
-        for seq, d in files:
-            for path, pos in _positions_by_path(io, d).items():
+        for seq, d, by_path in files:
+            for path, pos in by_path.items():
                 live = data.get(path)
                 if _applies(live, seq, d):
                     assert live is not None
@@ -200,11 +219,11 @@ def _plan(io: FileIO, md: TableMetadata, snap: Snapshot, flt: FileFilter) -> _Pl
                     dangling = True
         touched = {f.file_path for f, _ in kept}
         stale = [not _applies(data.get(d.referenced_data_file or ""), seq, d)
-                 for seq, d in dvs]
+                 for seq, d, _ in dvs]
         if v3:
             if not files and not any(stale):
                 continue
-            for (_, d), gone in zip(dvs, stale, strict=True):
+            for (_, d, _), gone in zip(dvs, stale, strict=True):
                 path = d.referenced_data_file or ""
                 if gone:
                     plan.removed.append(d)
@@ -213,7 +232,7 @@ def _plan(io: FileIO, md: TableMetadata, snap: Snapshot, flt: FileFilter) -> _Pl
                     kept.append((data[path].file, load_positions(io, d, path)))
         elif len(files) < 2 and not dangling:
             continue
-        plan.removed.extend(d for _, d in files)
+        plan.removed.extend(d for _, d, _ in files)
         for f, pos in kept:
             plan.keep(f, pos)
     return plan
