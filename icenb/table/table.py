@@ -615,7 +615,8 @@ class Table:
         ``commit.manifest.target-size-bytes``) in one ``replace`` snapshot, as Iceberg Java's
         ``rewrite_manifests``; entries keep their snapshot ids, sequence numbers and row ids. A
         :class:`~icenb.table.commit.rewrite_manifests.RewriteManifestsResult` (its ``snapshot``
-        None when nothing needed rewriting). Not on EXPERIMENTAL v4 tables."""
+        None when nothing needed rewriting). Unlike Java's procedure, whose default is the
+        current spec only, no ``spec_id`` means every spec. Not on EXPERIMENTAL v4 tables."""
         from icenb.table.commit.rewrite_manifests import rewrite_manifests
 
         return rewrite_manifests(self, spec_id=spec_id,
