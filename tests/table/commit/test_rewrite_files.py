@@ -372,6 +372,24 @@ def test_v3_rows_keep_their_lineage(wh: Warehouse) -> None:
     assert t.metadata.next_row_id == next_row_id + result.rewritten_rows_count
 
 
+def test_rows_of_an_upgraded_table_get_ids_once(wh: Warehouse) -> None:
+    """Right after the upgrade to v3 no row has lineage yet ("Row Lineage for Upgraded
+    Tables"): the compaction writes the rows it moves as rows that inherit fresh ids, and the
+    files it keeps get theirs from its manifest list; every id is unique."""
+    t = _table(wh, 2, appends=3)
+    t.append([{"id": 100 + j, "part": 0, "s": "big"} for j in range(300)])  # not compacted
+    t.upgrade(3)
+    cols = ["id", *LINEAGE]
+    assert {r[1] for r in _rows(t, cols)} == {None}
+    result = t.rewrite_data_files("part = 1", min_input_files=2)
+    assert result.rewritten_data_files_count == 3  # part 0's 4 files are kept
+    ids = [r[1] for r in _rows(t, cols)]
+    assert None not in ids and len(set(ids)) == len(ids) == 330
+    snap = t.current_snapshot
+    assert snap is not None and snap.first_row_id == 0
+    assert max(ids) < t.metadata.next_row_id
+
+
 # --------------------------------------------------------------------------- display
 
 
