@@ -14,7 +14,12 @@ commits through the catalog (a table opened by location is read-only). Addressin
 
 Other options: ``branch`` (default ``main``; created from the current snapshot when missing),
 ``snapshot-property.<key>`` (a summary property of the new snapshot, as Iceberg's Spark
-writer), and anything else configures the FileIO (``s3.endpoint``, ...).
+writer), ``wap-id`` (write-audit-publish: on a table with ``write.wap.enabled=true`` the
+snapshot is staged with that ``wap.id``, no ref moves; a Python data source cannot read the
+session conf, so ``spark.wap.id`` reaches it only through :func:`write_dataframe`, i.e.
+``Table.append`` / ``overwrite`` of a Spark DataFrame, which passes ``icenb.set_options(
+wap_id=...)`` or else the session's ``spark.wap.id``), and anything else configures the FileIO
+(``s3.endpoint``, ...).
 
 Modes: ``append``; ``overwrite`` replaces, in one ``overwrite`` snapshot,
 - with ``partitionOverwriteMode=dynamic`` (Spark's option name; the session setting
@@ -81,6 +86,7 @@ from icenb.catalog import (
 )
 from icenb.errors import CommitStateUnknown, IcebergError, ValidationError
 from icenb.io.file_io import FileIO
+from icenb.options import get_options
 from icenb.progress import WRITING_WITH_SPARK, progress
 from icenb.reprs import safe_repr
 from icenb.spark.spark_types import spark_to_arrow_schema
@@ -108,6 +114,9 @@ BRANCH = "branch"
 OVERWRITE_MODE = "partitionOverwriteMode"
 OVERWRITE_FILTER = "overwrite-filter"
 SNAPSHOT_PROPERTY_PREFIX = "snapshot-property."
+WAP_ID_OPTION = "wap-id"
+#: Spark's session conf of the write-audit-publish id (Iceberg's ``SparkSQLProperties.WAP_ID``).
+SPARK_WAP_ID = "spark.wap.id"
 # Set by append_dataframe (Table.append): the table's own catalog object (pickled), its
 # identifier (JSON list) and the operation id the driver looks its snapshot up by.
 _CATALOG_PICKLE = "icenb.catalog-pickle"
@@ -118,7 +127,7 @@ _OPERATION_ID = "icenb.operation-id"
 ABORT_GRACE_SECONDS = 2.0
 _WRITE_OPTIONS = frozenset({"path", "paths", WAREHOUSE, CATALOG, CATALOG_NAME, BRANCH,
                             OVERWRITE_MODE, OVERWRITE_FILTER, _CATALOG_PICKLE, _IDENTIFIER,
-                            _OPERATION_ID})
+                            _OPERATION_ID, WAP_ID_OPTION})
 
 
 # --------------------------------------------------------------------------- tasks
@@ -209,7 +218,8 @@ def delete_operation_files(target: WriteTarget) -> int:
 
 def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: LoadedTable,
               files: Sequence[DataFile], *, overwrite: Overwrite | None, branch: str,
-              snapshot_properties: Mapping[str, str], operation_id: str) -> SnapshotProducer:
+              snapshot_properties: Mapping[str, str], operation_id: str,
+              wap_id: str | None = None) -> SnapshotProducer:
     """The producer that commits a Spark write's files (see "Modes" in the module), from
     :func:`icenb.table.commit.new_producer`; its commit UUID is the operation id, which
     :func:`find_operation_snapshot` looks for. A static overwrite removes the files whose
@@ -222,17 +232,20 @@ def _producer(catalog: Catalog, identifier: Identifier, io: FileIO, base: Loaded
     md = base.metadata
     if overwrite is None:
         append = new_producer("append", catalog, identifier, io, md, branch=branch,
-                           snapshot_properties=snapshot_properties, commit_uuid=operation_id)
+                           snapshot_properties=snapshot_properties, commit_uuid=operation_id,
+                           wap_id=wap_id)
         append.add_files(files)
         return append
     if overwrite.dynamic:  # no conflict validation, re-applied on retries
         dynamic = new_producer("replace_partitions", catalog, identifier, io, md, branch=branch,
-                           snapshot_properties=snapshot_properties, commit_uuid=operation_id)
+                           snapshot_properties=snapshot_properties, commit_uuid=operation_id,
+                           wap_id=wap_id)
         dynamic.check_branch(md)
         dynamic.add_files(files)
         return dynamic
     producer = new_producer("overwrite", catalog, identifier, io, md, branch=branch,
-                           snapshot_properties=snapshot_properties, commit_uuid=operation_id)
+                           snapshot_properties=snapshot_properties, commit_uuid=operation_id,
+                           wap_id=wap_id)
     producer.check_branch(md)
     if isinstance(producer, OverwriteFiles):
         if overwrite.filter is None:
@@ -279,13 +292,14 @@ class IcenbWriter(DataSourceArrowWriter):
 
     def __init__(self, catalog: Catalog, identifier: Identifier, target: WriteTarget, *,
                  branch: str, snapshot_properties: Mapping[str, str],
-                 overwrite: Overwrite | None = None) -> None:
+                 overwrite: Overwrite | None = None, wap_id: str | None = None) -> None:
         self._catalog = catalog
         self._identifier = identifier
         self._target = target
         self._branch = branch
         self._snapshot_properties = dict(snapshot_properties)
         self._overwrite = overwrite
+        self._wap_id = wap_id
 
     @property
     def target(self) -> WriteTarget:
@@ -316,7 +330,7 @@ class IcenbWriter(DataSourceArrowWriter):
             producer = _producer(self._catalog, self._identifier, self._target.io, base, files,
                                  overwrite=self._overwrite, branch=self._branch,
                                  snapshot_properties=self._snapshot_properties,
-                                 operation_id=self._target.operation_id)
+                                 operation_id=self._target.operation_id, wap_id=self._wap_id)
             producer.commit(base)
         except CommitStateUnknown as e:
             raise _plain(e) from None  # files may be referenced: keep them
@@ -414,7 +428,8 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
     snapshot_properties = {k[len(SNAPSHOT_PROPERTY_PREFIX):]: str(v) for k, v in options.items()
                            if k.startswith(SNAPSHOT_PROPERTY_PREFIX)}
     return IcenbWriter(catalog, loaded.identifier, WriteTarget.of(md, loaded.io, operation_id),
-                       branch=branch, snapshot_properties=snapshot_properties, overwrite=mode)
+                       branch=branch, snapshot_properties=snapshot_properties, overwrite=mode,
+                       wap_id=options.get(WAP_ID_OPTION) or None)
 
 
 def _overwrite_of(options: Mapping[str, str], metadata: TableMetadata,
@@ -464,13 +479,21 @@ def _icenb_error(exc: BaseException) -> IcebergError | None:
     return error
 
 
+def _session_wap_id(df: Any) -> str | None:
+    """The ``spark.wap.id`` of ``df``'s session (None when unset or without a session)."""
+    conf = getattr(getattr(df, "sparkSession", None), "conf", None)
+    value = None if conf is None else conf.get(SPARK_WAP_ID, None)
+    return str(value) if value else None
+
+
 def write_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
                     overwrite: Overwrite | None = None, branch: str = MAIN_BRANCH,
                     snapshot_properties: Mapping[str, str] | None = None
                     ) -> tuple[LoadedTable, Snapshot]:
     """Append (``overwrite`` None) or overwrite with a Spark DataFrame through the ``icenb``
     data source (executors write, the driver commits one snapshot); the table as loaded
-    afterwards and the new snapshot.
+    afterwards and the new snapshot. With ``icenb.set_options(wap_id=...)``, or else the
+    session's ``spark.wap.id``, the snapshot is staged on a ``write.wap.enabled`` table.
 
     An icenb error of a task or of the commit is raised as that icenb error class.
     """
@@ -487,6 +510,9 @@ def write_dataframe(df: Any, catalog: Catalog, identifier: Identifier, *,
             options[OVERWRITE_FILTER] = overwrite.filter
     for key, value in (snapshot_properties or {}).items():
         options[SNAPSHOT_PROPERTY_PREFIX + key] = str(value)
+    wap_id = get_options().wap_id or _session_wap_id(df)
+    if wap_id:
+        options[WAP_ID_OPTION] = wap_id
     try:
         with progress(WRITING_WITH_SPARK):
             (df.write.format(DATA_SOURCE_NAME)
