@@ -44,6 +44,7 @@ import icenb
 from icenb.exercise import check
 from icenb.io.root_manifest import load_manifest_dv, read_content_manifest, read_root_manifest
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind, check_manifest
+from icenb.spec.human import bound_text
 
 wh = icenb.warehouse(tempfile.mkdtemp(prefix="icenb-course-"))
 
@@ -367,7 +368,18 @@ print("root content:", header["content"].decode(), "· leaf content:",
       leaf_header["content"].decode())
 print("leaf manifest's entries:", [name(c.location, {}) for c in
                                   read_content_manifest(v4.io, leaf.location).entries])
-root_table(v4)"""),
+display(root_table(v4))
+stats = leaf.content_stats  # goal 3: the leaf's entry aggregates its files' metrics
+print("the leaf's aggregate bounds in the root:", {
+    v4.schema.find_field(i).name: (bound_text(v4.schema.find_field(i).field_type, low),
+                                   bound_text(v4.schema.find_field(i).field_type,
+                                              stats.upper_bounds[i]))
+    for i, low in sorted(stats.lower_bounds.items())})"""),
+    md("v4prose-aggregate-explain", """
+Goal 3, *aggregate metrics*: "a manifest file entry gets aggregated stats of its data file
+contents". The root entry of M1 carries the lowest and highest `id` and `p` of D6, D7 and D8,
+so a planner can skip the whole leaf for `id < 50` without opening it — v3's manifest list has
+only partition summaries."""),
 
     md("v4prose-commit", """
 ## The commit procedure
@@ -398,9 +410,10 @@ root_table(v4)"""),
     md("v4prose-remove-explain", """
 One file written — the new root — and the leaf untouched: the root carries the leaf as
 EXISTING plus a manifest DV whose bitmap removes the leaf's ordinal 1 (its second record,
-D7). icenb keeps such a small DV **inline** in the root. The drawings of every removal,
-overwrite and row-delta example are in {NB06} (cells `717a0897`, `46c04ac5`, `fc3aba36`,
-`d1acda5e`, `cfd8cce2`, `469a6b1c`).
+D7). icenb keeps such a small DV **inline** in the root. Goal 2b follows: an engine that
+cached M1 for the previous snapshot reuses it, and reads only the new root. The drawings of
+every removal, overwrite and row-delta example are in {NB06} (cells `717a0897`,
+`46c04ac5`, `fc3aba36`, `d1acda5e`, `cfd8cce2`, `469a6b1c`).
 
 *Manifest Compaction*: "During any commit, existing Data Files, Manifests and Manifest Delete
 Vectors can be combined" as long as the result causes "no net change to table state": the
@@ -551,6 +564,27 @@ data_entry = next(e for e in root_of(v4).entries if e.content_type == ContentTyp
 print(name(data_entry.location, {}), "partition tuple:",
       data_entry.content_stats.partition_tuple(v4.spec.partition_type(v4.schema)))"""),
 
+    md("v4prose-remove-with-dv", """
+## Removing a data file that has a DV
+
+*Adaptive Metadata Tree*, "Removing Data Files": removing a data file held in a leaf "requires
+removing any corresponding DV to prevent orphans … In this case, 2 leaf manifest DVs will be
+produced, 1 for the data manifest and 1 for the delete manifest."
+
+**Predict before you run:** D9 goes into a leaf (the root-entry limit is now 0), one of its
+rows is deleted merge-on-read (its DV goes into a delete leaf), then the whole partition 9 is
+deleted. How many manifest DVs does that last root add?"""),
+    code("v4prose-remove-with-dv-act", """
+v4.append(rows(9))
+v4.delete("id = 90", mode="merge-on-read")
+v4.delete("p = 9")
+table = root_table(v4)
+targets = set(table.loc[table["status"] == "ADDED", "applies to"])
+table[(table["status"] != "EXISTING") | table["entry"].isin(targets)]  # new DVs, their leaves"""),
+    md("v4prose-remove-with-dv-explain", """
+Two ADDED manifest DVs: one removes D9's entry from its data leaf, the other removes D9's DV
+from its delete leaf — neither leaf is rewritten, and no DV is left pointing at a file that is
+gone."""),
     md("v4prose-tree-maintenance", """
 ## Metadata tree maintenance and planning
 
