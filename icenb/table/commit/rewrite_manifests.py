@@ -22,8 +22,9 @@ numbers), "Manifest Lists", "Sequence Numbers", "Row Lineage" (an existing file 
   ``manifests-replaced``, ``entries-processed`` and the unchanged ``total-*`` counters.
 * Conflicts: each attempt re-reads the branch head. When a concurrent commit changed the
   manifests to rewrite (an append added one, a delete rewrote one), the rewrite is planned
-  again on the new head (as Java's ``BaseRewriteManifests`` re-validates that every replaced
-  manifest is still in the current snapshot); manifests an earlier attempt wrote are deleted.
+  again on the new head and the manifests the earlier attempt wrote are deleted. Java's
+  ``BaseRewriteManifests`` re-validates that every replaced manifest is still in the current
+  snapshot and fails when one is gone; the rewrite changes no row, so planning again is safe.
 """
 
 from __future__ import annotations
