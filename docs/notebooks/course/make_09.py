@@ -136,6 +136,7 @@ import json
 import re
 import tempfile
 import uuid
+from pathlib import Path
 
 import pandas as pd
 
@@ -193,6 +194,10 @@ text = re.sub(r",(\\s*[}\\]])", r"\\1", text)  # trailing commas
 draft_json = json.loads(text)
 print("draft document?", is_draft_view_metadata(draft_json))
 draft = view_metadata_from_json(draft_json)
+try:  # "Implementations must throw an exception if the view's version is higher"
+    view_metadata_from_json({**draft_json, "format-version": 2})
+except icenb.errors.UnsupportedVersion as e:
+    print(type(e).__name__ + ":", e)
 draft"""),
     md("view-draft-fields", f"""
 icenb recognises a draft document by the fields only the draft has and loads it as
@@ -294,7 +299,7 @@ file itself is gzip-compressed JSON, as Iceberg Java writes view metadata.
 **Predict before you run:** the spec's second step replaces the SQL with one that names the
 table fully (`prod.default.events`). Will the replace add a schema? A version? A log entry?"""),
     code("view-replace", """
-before = created
+reader = wh.view("default.event_agg")  # a second reader, loaded now
 event_agg.replace(
     "SELECT\\n    COUNT(1), CAST(event_ts AS DATE)\\nFROM prod.default.events\\nGROUP BY 2",
     schema="event_count int comment 'Count of events', event_date date")
@@ -303,11 +308,18 @@ print("schemas:", [s["schema-id"] for s in after["schemas"]],
       " versions:", [v["version-id"] for v in after["versions"]],
       " current:", after["current-version-id"])
 print("log:", [e["version-id"] for e in after["version-log"]])
+print("the other reader still sees version", reader.current_version_id,
+      "until it refreshes:", reader.refresh().current_version_id)
 event_agg.compare(1, 2)"""),
     md("view-replace-explain", """
 As in the spec's example, one new version (2) with the same `schema-id` — an identical schema is
 reused, not added — and one more log entry. Versions are immutable: the replace did not edit
 version 1, it added version 2 and moved `current-version-id`.
+
+*Metadata Location*: the replace wrote a **new** metadata file and swapped the catalog's pointer
+to it atomically; "readers use the version of the view that was current when they loaded the
+view metadata and are not affected by changes until they refresh" — the second reader above
+kept version 1 until `refresh()`.
 
 ## The version log and a rollback
 
@@ -321,9 +333,13 @@ entries will the view have?"""),
 event_agg.rollback_to(1)
 print("current version:", event_agg.current_version_id,
       " versions:", [v.version_id for v in event_agg.versions])
+folder = Path(event_agg.metadata_location.removeprefix("file://")).parent
+print("metadata files:", len(list(folder.glob("*.metadata.json"))), "(one per change)")
 event_agg.version_log"""),
     md("view-rollback-explain", """
 Still two versions, but three log entries: version 1 is current again and the log says so.
+Every change — create, replace, rollback — wrote a new, self-sufficient metadata file
+(*Overview*); each holds the history needed to roll back.
 `version_at(time)` answers "which definition was in force then?" from the log (notebook
 `04-views`, cell `1ef1c700`).
 
