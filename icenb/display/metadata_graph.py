@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from icenb.display.kit import html as h
 from icenb.display.kit import text as tx
-from icenb.display.kit.dot import PALETTE, Dot, quote
+from icenb.display.kit.dot import PALETTE, Dot, FileNames, quote
 from icenb.display.kit.fmt import (
     count,
     cut,
@@ -90,7 +90,8 @@ def _edge_style(status: str) -> dict[str, str]:
 
 
 class _Ids:
-    """Short names (M1, F1) for the nodes, in graph order; snapshots by their table-wide label
+    """Short names (M1, D1, DV1: the v4 proposal's letters, FileNames) for the nodes, in
+    graph order; snapshots by their table-wide label
     (S3, snapshot_labels; full ids for a large table; S1, S2, ... in graph order for a drawn
     layout without a table). ``node`` holds the DOT ids of the snapshot nodes."""
 
@@ -101,8 +102,25 @@ class _Ids:
                          {s.snapshot_id: labels.get(s.snapshot_id, str(s.snapshot_id))
                           for s in g.snapshots})
         self.manifest = {m.path: f"M{i + 1}" for i, m in enumerate(g.manifests)}
-        self.file = {f.key: f"F{i + 1}" for i, f in enumerate(g.files)}
-        self.dv = {d.key: f"DV{i + 1}" for i, d in enumerate(g.manifest_dvs)}
+        # files numbered in the order they were added (sequence number, then graph order), as
+        # the proposal numbers them; file and manifest DVs share one DV sequence (a manifest
+        # DV first on a tie)
+        seq: dict[tuple[str, int | None], int] = {}
+        for e in g.entry_edges:
+            if e.sequence_number is not None:
+                seq[e.file_key] = min(seq.get(e.file_key, e.sequence_number), e.sequence_number)
+        late = 1 << 62
+        order = sorted([(seq.get(f.key, late), 1, i) for i, f in enumerate(g.files)]
+                       + [(late if d.sequence_number is None else d.sequence_number, 0, i)
+                          for i, d in enumerate(g.manifest_dvs)])
+        names = FileNames()
+        self.file: dict[tuple[str, int | None], str] = {}
+        self.dv: dict[str, str] = {}
+        for _, is_file, i in order:
+            if is_file:
+                self.file[g.files[i].key] = names.file(g.files[i].kind)
+            else:
+                self.dv[g.manifest_dvs[i].key] = names.next("DV")
         self.root = {r.location: t("root of {id}", id=self.snapshot.get(r.snapshot_id, "?"))
                      for r in g.roots}
 

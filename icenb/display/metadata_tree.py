@@ -11,10 +11,10 @@ edge leaves the row of the entry it stands for. The index node's title comes fro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from icenb.display.kit import html as h
-from icenb.display.kit.dot import Cell, Dot, table_label
+from icenb.display.kit.dot import Cell, Dot, FileNames, table_label
 from icenb.display.kit.fmt import (
     count,
     file_name,
@@ -101,7 +101,8 @@ class _View:
     manifests_hidden: int
     hidden: HiddenManifests
     entries: dict[int, tuple[list[TreeEntry], int, int]]  # position -> (entries, fold at, n)
-    file_ids: dict[str, str]  # path -> F<n>, in drawing order
+    file_ids: dict[str, str]  # path -> D<n>, DV<n>, ... (dot.FileNames), in drawing order
+    dv_ids: list[str] = field(default_factory=list)   # the root's manifest DVs: DV<n>
 
 
 def _refold(items: Sequence[object], head: int, n_hidden: int, limit: int
@@ -126,16 +127,23 @@ def _view(tree: MetadataTree) -> _View:
     extra = [m for i, m in enumerate(index.manifests) if i not in kept]
     hidden_sum = _add_hidden(index.hidden, extra)
     entries: dict[int, tuple[list[TreeEntry], int, int]] = {}
-    file_ids: dict[str, str] = {}
-    for e in index.files:   # v4: files held by the root come first
-        file_ids.setdefault(e.file.file_path, f"F{len(file_ids) + 1}")
+    drawn = list(index.files)   # v4: files held by the root, then each manifest's
     for m in manifests:
         idx, at, n = _refold(m.entries, m.entries_head, m.entries_hidden, opts.display_max_files)
         es = [m.entries[i] for i in idx]
         entries[m.position] = (es, at, n)
-        for e in es:
-            file_ids.setdefault(e.file.file_path, f"F{len(file_ids) + 1}")
-    return _View(manifests, fold_at, n_hidden, hidden_sum, entries, file_ids)
+        drawn += es
+    # named as the v4 proposal names them (D1, DV1, ...; dot.FileNames), in the order they
+    # were added (data sequence number, then drawing order); the root's manifest DVs first
+    names = FileNames()
+    dv_ids = [names.next("DV") for _ in index.manifest_dvs]
+    file_ids: dict[str, str] = {}
+    late = 1 << 62
+    for _, _, e in sorted((late if e.sequence_number is None else e.sequence_number, i, e)
+                          for i, e in enumerate(drawn)):
+        if e.file.file_path not in file_ids:
+            file_ids[e.file.file_path] = names.file(e.kind)
+    return _View(manifests, fold_at, n_hidden, hidden_sum, entries, file_ids, dv_ids)
 
 
 def _add_hidden(base: HiddenManifests, more: Sequence[TreeManifest]) -> HiddenManifests:
@@ -222,7 +230,7 @@ def _file_label(tree: MetadataTree, e: TreeEntry, fid: str) -> str:
     else:
         lines.append(f"{plural(f.record_count, 'row')} · {size(f.file_size_in_bytes)}")
     if f.partition:
-        lines.append(_short(partition_text(f.partition, tree.spec_fields.get(f.spec_id))))
+        lines.append(_short(partition_text(f, tree.spec_fields.get(f.spec_id))))
     return "\n".join(lines)
 
 
@@ -287,7 +295,7 @@ def _draw_index(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View,
         if index.files_hidden:
             rows.append([Cell(hidden(index.files_hidden, "files"))])
         for i, d in enumerate(index.manifest_dvs):
-            rows.append(_ported([f"DV{i + 1}", t("manifest DV"), d.status.name], f"d{i}",
+            rows.append(_ported([view.dv_ids[i], t("manifest DV"), d.status.name], f"d{i}",
                                 rankdir))
     if not rows:
         rows.append([Cell(t("no manifests"))])
@@ -316,7 +324,7 @@ def _draw_root_parts(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View
         dot.edge(_port("index", f"f{i}", rankdir), fid, **attrs)
     drawn = {m.position for m in view.manifests}
     for i, d in enumerate(index.manifest_dvs):
-        did = f"DV{i + 1}"
+        did = view.dv_ids[i]
         dot.node(did, "\n".join([f"{did} · {t('Manifest DV')}", t("inline") if d.inline
                                  else _short(file_name(d.location)),
                                  f"{d.status.name} · {plural(d.cardinality, 'row')}"]),
@@ -399,7 +407,7 @@ def _text_lines(tree: MetadataTree, view: _View) -> list[str]:
     for i, d in enumerate(index.manifest_dvs):
         target = ("M" + str(d.manifest_position + 1) if d.manifest_position is not None
                   else file_name(d.referenced_file))
-        lines.append(f"    {d.status.name:<8} DV{i + 1} {t('manifest DV')} → {target}, "
+        lines.append(f"    {d.status.name:<8} {view.dv_ids[i]} {t('manifest DV')} → {target}, "
                      f"{_dv_text(d)}")
     for i, m in enumerate(view.manifests):
         if i == view.fold_at and view.manifests_hidden:
@@ -433,7 +441,7 @@ def _entry_text(tree: MetadataTree, e: TreeEntry, view: _View, indent: str) -> l
     line = (f"{indent}{status:<8} {fid} {content_noun(f)} "
             f"{file_name(f.file_path)} · {plural(f.record_count, 'row')}")
     if f.partition:
-        line += " · " + partition_text(f.partition, tree.spec_fields.get(f.spec_id))
+        line += " · " + partition_text(f, tree.spec_fields.get(f.spec_id))
     out = [line]
     targets = [view.file_ids.get(p, file_name(p)) for p in e.applies_to]
     if targets:
@@ -488,7 +496,7 @@ def _file_rows(tree: MetadataTree, view: _View) -> list[list[str]]:
                      + (h.badge(t("removed by DV"), "deleted") if e.removed else ""),
                      h.esc(content_noun(f)),
                      h.code(_short(short_path(f.file_path, tree.location), 60)),
-                     h.esc(partition_text(f.partition, tree.spec_fields.get(f.spec_id))),
+                     h.esc(partition_text(f, tree.spec_fields.get(f.spec_id))),
                      h.esc(count(f.record_count)), h.esc(size(f.file_size_in_bytes)),
                      h.esc(e.sequence_number if e.sequence_number is not None else "-"),
                      h.esc(applies or "-")])

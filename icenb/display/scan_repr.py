@@ -94,11 +94,11 @@ def _scan(s: Scan) -> Rendered:
                  for k, v in pairs)
             + h.section(t("Projected schema"), render(s.schema).html)
             + f"<div>{h.muted(hint)}</div>")
-    title = fmt.file_name(md.location) or md.location
+    title = fmt.table_place(None, md.location)
     html = h.card(t("Scan"), title, h.esc(t("snapshot {id}", id=snap) if snap is not None
                                           else t("empty")), body)
     shown = [(t(k), v) for k, v in pairs]
-    text = (t("Scan of {location}", location=md.location)
+    text = (t("Scan of {location}", location=fmt.table_place(None, md.location))
             + f"\n{tx.kv(shown, indent='  ')}\n  ({hint})")
     return Rendered(html, text)
 

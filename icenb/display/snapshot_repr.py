@@ -514,7 +514,7 @@ def table_metadata_repr(md: TableMetadata) -> Rendered:
     cur = md.current_snapshot_id
     sub = h.muted(f"v{md.format_version} · " + (
         t("current snapshot {id}", id=cur) if cur is not None else t("no snapshots")))
-    html = h.card(t("Table metadata"), fmt.cut(md.location), sub,
+    html = h.card(t("Table metadata"), fmt.table_place(None, md.location), sub,
                   h.kv((k, v) for k, v, _ in pairs) + "".join(sections))
     text_parts = [
         _one_line(md),

@@ -110,12 +110,14 @@ def test_dot_draws_reuse_as_several_incoming_edges(table: Table) -> None:
     edges = _edges(dot)
     manifests = [n for n, lab in labels.items() if "manifest\\n" in lab and n.startswith("M")]
     assert sorted(manifests) == ["M1", "M2", "M3", "M4"]
-    assert "Delete manifest" in labels["M4"] and "Position delete file" in labels["F4"]
+    # files named by kind, as the v4 proposal does: D1 data files, PD1 position delete files
+    assert "Delete manifest" in labels["M4"] and "Position delete file" in labels["PD1"]
+    assert sorted(n for n in labels if n.startswith("D")) == ["D1", "D2", "D3"]
     into = {m: sorted((t, lab) for t, h, lab in edges if h == m) for m in manifests}
     assert into["M1"] == [("L1", "ADDED"), ("L2", "EXISTING")]
     assert into["M3"] == [("L3", "ADDED"), ("L4", "EXISTING")]
     assert into["M4"] == [("L4", "ADDED")]
-    assert ("S1", "L1", "") in edges and ("M4", "F4", "ADDED") in edges
+    assert ("S1", "L1", "") in edges and ("M4", "PD1", "ADDED") in edges
     sid = table.current_snapshot.snapshot_id  # type: ignore[union-attr]
     assert "S4 · Snapshot" in labels["S4"] and "main" in labels["S4"]
     assert f'tooltip="snapshot {sid}"' in dot   # the full id a hover away
@@ -135,7 +137,7 @@ def test_copy_on_write_delete_shows_deleted_entries(table: Table) -> None:
     assert gone is not None and "kind=b" in gone.path
     assert deleted[0].snapshot_id == t.current_snapshot.snapshot_id  # type: ignore[union-attr]
     dot = metadata_graph_figure(g).dot
-    assert re.search(r'-> "F\d+" \[label=" DELETED " style="dashed"\]', dot)
+    assert re.search(r'-> "D\d+" \[label=" DELETED " style="dashed"\]', dot)
     # the delete manifest is kept (EXISTING) by the new snapshot
     dm = next(m for m in g.manifests if m.kind == "delete_manifest")
     assert [e.status for e in g.edges_into_manifest(dm.path)] == ["ADDED", "EXISTING"]
@@ -165,7 +167,8 @@ def test_compare_layouts_same_manifests_and_files_both_ways(table: Table) -> Non
     ll, rl = _labels(left.dot), _labels(right.dot)
 
     def leaves(labels: dict[str, str]) -> set[str]:
-        return {lab for n, lab in labels.items() if re.fullmatch(r"(v4)?[MF]\d+", n)}
+        return {lab for n, lab in labels.items()
+                if re.fullmatch(r"(v4)?(M|D|DV|PD|ED)\d+", n)}
 
     assert leaves(ll) == leaves(rl) and len(leaves(ll)) == 2 + 4
     # the root is one node whose rows are the manifests, typed as the proposal's content types
@@ -260,7 +263,7 @@ def test_deletion_vectors_point_at_their_data_file(tmp_path: Path) -> None:
     data = next(f for f in g.files if f.kind == "data_file")
     assert dv.referenced_data_file == data.path
     dot = metadata_graph_figure(g).dot
-    assert re.search(r'"F2" -> "F1" \[label=" applies to " style="dashed"', dot)
+    assert re.search(r'"DV1" -> "D1" \[label=" applies to " style="dashed"', dot)
     assert 'class="deletion_vector"' in dot
 
 

@@ -66,10 +66,16 @@ def _kind(attrs: str) -> str:
     return m.group(1)
 
 
+def _is_file(node: str) -> bool:
+    """File nodes are named by kind, as the v4 proposal does: D1, DV1, PD1 (position
+    deletes), ED1 (equality deletes)."""
+    return re.fullmatch(r"(D|DV|PD|ED)\d+", node) is not None
+
+
 def _file_id(tree: MetadataTree, dot: str, name: str) -> str:
     """The DOT node id of the file whose name is ``name``."""
     ids = [n for n, (label, _) in _nodes(dot).items()
-           if n.startswith("F") and name[:17] in label and name[-18:] in label]
+           if _is_file(n) and name[:17] in label and name[-18:] in label]
     assert len(ids) == 1, (name, ids)
     return ids[0]
 
@@ -140,7 +146,8 @@ def test_v2_dot_nodes_ports_and_applies_to_edges(v2: Table) -> None:
     assert _kind(nodes["index"][1]) == "manifest_list"
     assert "Manifest list" in nodes["index"][0]
     assert {n for n in nodes if n.startswith("M")} == {"M1", "M2", "M3", "M4"}
-    file_kinds = sorted(_kind(a) for n, (_, a) in nodes.items() if n.startswith("F"))
+    file_kinds = sorted(_kind(a) for n, (_, a) in nodes.items() if _is_file(n))
+    assert {n for n in nodes if _is_file(n)} == {"D1", "D2", "D3", "D4", "PD1", "ED1"}
     assert file_kinds == ["data_file"] * 4 + ["delete_file", "equality_delete"]
     edges = _edges(dot)
     # the manifest list has a row (port) per manifest; each edge leaves its row
@@ -168,7 +175,7 @@ def test_v2_text_and_html(v2: Table) -> None:
     assert text.startswith("Table metadata ")
     assert "Manifest list snap-" in text and "4 manifests" in text
     assert text.count("    M") == 4
-    assert "equality delete file" in text and "applies to F" in text
+    assert "equality delete file" in text and "applies to D" in text
     assert str(tree.location) not in text  # file names only, never full paths
     html = mimebundle(tree)["text/html"]
     assert html.count("<style>") == 1

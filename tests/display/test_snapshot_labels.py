@@ -110,6 +110,9 @@ def test_titles_name_the_table_not_a_temporary_path(tmp_path: Path) -> None:
     g2 = metadata_graph_figure(opened.metadata_graph())
     assert g2.title == "4 snapshots of db/t" and str(tmp_path) not in render(
         opened.metadata_graph()).html.split("icenb-graph")[0]
+    # the table metadata card and a scan are titled by the table's place too
+    assert '<span class="icenb-title">db/t</span>' in render(t.metadata).html
+    assert render(t.scan()).text.splitlines()[0] == "Scan of db/t"
     assert table_place(None, "/tmp/icenb-06-x1y2/v3/remove_from_leaf") == "v3/remove_from_leaf"
     assert table_place(None, "/tmp/icenb-06-x1y2/remove_from_leaf") == "remove_from_leaf"
     assert table_place("shop.orders", "/tmp/icenb-06-x1y2/shop/orders") == "shop.orders"

@@ -66,7 +66,7 @@ def test_graph_draws_roots_leaves_and_manifest_dvs(table: icenb.table.Table) -> 
     assert dot.count('-> "DV1" [label=" EXISTING "') == 1
     text = repr(g)
     assert "Snapshots (each root manifest and what it holds):" in text
-    assert "#1 ADDED F4 (removed by DV1)" in text
+    assert "#1 ADDED D2 (removed by DV1)" in text   # the proposal's names: D data files
     assert "DV1 applies to M1, removes #1 (inline" in text
     html = g._repr_mimebundle_()["text/html"]  # type: ignore[attr-defined]
     assert "Manifest deletion vectors" in html and "root of S2 ADDED" in html

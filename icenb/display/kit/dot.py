@@ -102,6 +102,30 @@ def table_label(title: str, rows: Sequence[Sequence[str | Cell]], *, kind: str,
     return RECORD + (f"{{{body}}}" if rankdir in ("TB", "BT") else body)
 
 
+#: Letters of drawn files, as the v4 single-file-commits proposal names them (D1 data files,
+#: DV1 deletion vectors, M1 manifests); the delete files it does not draw get two letters.
+FILE_LETTERS = {"data_file": "D", "deletion_vector": "DV", "delete_file": "PD",
+                "equality_delete": "ED"}
+
+
+class FileNames:
+    """Short names for the files of one drawing, numbered per letter in drawing order
+    (``D1``, ``D2``, ``DV1``); manifest DVs take the next ``DV`` number, as in the proposal."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+
+    def next(self, letters: str) -> str:
+        """The next name with ``letters``."""
+        n = self._counts.get(letters, 0) + 1
+        self._counts[letters] = n
+        return f"{letters}{n}"
+
+    def file(self, kind: str) -> str:
+        """The next name for a file of node ``kind`` (a PALETTE key)."""
+        return self.next(FILE_LETTERS.get(kind, "F"))
+
+
 _COMPASS = frozenset(("n", "ne", "e", "se", "s", "sw", "w", "nw", "c"))
 
 
