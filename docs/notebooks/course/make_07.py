@@ -374,6 +374,32 @@ with events.update_schema() as u:
     u.add_column("seen_at", "timestamp_ns")
 events.append([{"id": 11, "kind": "signup"}])
 events.scan(columns=["id", "kind", "country", "seen_at"]).to_pandas().sort_values("id").tail(4)"""),
+    md("versions-v3-transforms", """
+Two more v3 rules concern partition transforms. A transform of several columns writes
+`source-ids` (a list) instead of `source-id` in the partition field JSON, and "all readers are
+required to read tables with unknown partition transforms, ignoring the unsupported partition
+fields when filtering". No multi-argument transform is defined yet, so we write by hand a
+metadata file whose default spec uses an invented two-column `zorder` transform, and read it.
+
+**Predict before you run:** will icenb refuse the table, or read it — and how many rows match
+`id > 2`?"""),
+    code("versions-v3-transforms-act", """
+shapes = wh.create_table("course.shapes", "id long not null, kind string", format_version=3,
+                         partition_by=["kind"])
+shapes.append([{"id": i, "kind": "a" if i % 2 else "b"} for i in range(6)])
+document = metadata_json(shapes)
+document["partition-specs"].append({"spec-id": 1, "fields": [
+    {"name": "id_kind_zorder", "transform": "zorder", "source-ids": [1, 2], "field-id": 1001}]})
+document.update({"default-spec-id": 1, "last-partition-id": 1001})
+hand_written = Path(shapes.metadata_location.removeprefix("file://")).with_name(
+    "99999-hand-written.metadata.json")
+hand_written.write_text(json.dumps(document))
+opened = icenb.open(str(hand_written))
+print(opened.spec)
+print("rows with id > 2:", opened.scan("id > 2").to_arrow().num_rows)"""),
+    md("versions-v3-transforms-explain", """
+icenb keeps the unknown transform as it is (`zorder(1, 2)`: two source ids) and plans without
+it: the filter is applied to the rows, not through the unknown partition field."""),
     md("lineage-rules", """
 ## Row lineage: the assignment rules
 
