@@ -99,6 +99,45 @@ def new_files(table):
     for p in fresh:
         print(p)
 """),
+    md("anatomy-terms", """
+The spec's *Terms*, each with the file it will be in this lesson:
+
+| term | what it is | here |
+|---|---|---|
+| schema | names and types of the fields | `schemas` in `v1.metadata.json` |
+| partition spec | how partition values derive from data | `partition-specs`: `day(ts)` |
+| snapshot | the table's state at one time: all its data files | an object in `snapshots` |
+| manifest list | lists the manifests of one snapshot | `snap-….avro` |
+| manifest | lists data or delete files (a subset of a snapshot) | `…-m0.avro` |
+| data file | holds rows | `data/ts_day=…/….parquet` |
+| delete file | marks rows deleted, by position or by value | none here; lesson 04 |
+| absolute / relative path | with a URI scheme / resolved against the table location | absolute |
+
+The spec's *Goals* show through the same files: a commit swaps one pointer, so readers never see
+half a write (serializable isolation); planning reads one manifest list and only the manifests it
+needs, not a directory listing (speed, scale); schemas and specs evolve in metadata (evolution,
+lessons 02 and 03); partitioning is table configuration, queries filter on data values (storage
+separation, lesson 02).
+""", """
+规范的 *Terms*（术语），以及本课中对应的文件：
+
+| 术语 | 含义 | 本课中 |
+|---|---|---|
+| 模式（schema） | 字段的名字和类型 | `v1.metadata.json` 中的 `schemas` |
+| 分区规范（partition spec） | 如何从数据字段推导分区值 | `partition-specs`：`ts_day = day(ts)` |
+| 快照（snapshot） | 表在某一时刻的状态：它的全部数据文件 | `snapshots` 中的一个对象 |
+| 清单列表（manifest list） | 列出一个快照的清单 | `snap-….avro` |
+| 清单（manifest） | 列出数据文件或删除文件（快照的一个子集） | `…-m0.avro` |
+| 数据文件（data file） | 存放行 | `data/ts_day=…/….parquet` |
+| 删除文件（delete file） | 按位置或按值标记被删除的行 | 本课没有；见第 04 课 |
+| 绝对 / 相对路径 | 带 URI scheme 的路径 / 相对表位置解析的路径 | icenb 写绝对路径 |
+
+规范的 *Goals*（目标）也体现在这些文件里：一次提交只换一个指针，读者永远看不到写了一半的状态（可
+序列化的
+隔离）；扫描计划读一个清单列表和所需的清单，而不是列目录（速度、规模）；模式和分区规范在元数据中
+演化（演化，
+第 02、03 课）；分区是表的配置，查询按数据值过滤（存储分离，第 02 课）。
+"""),
     md("anatomy-create-predict", """
 ## Step 1: create an empty table
 
@@ -305,19 +344,25 @@ for record in manifest_list.to_pylist():
 ### The manifest, raw (Avro)
 
 A manifest's header carries the table `schema`, the `partition-spec` and its id, the
-`format-version` and its `content` (`data` or `deletes`). Each record is a **manifest entry**
+`format-version` and its `content` (`data` or `deletes`); its Avro schema gives every field an
+Iceberg **field id** (`status` 0, `snapshot_id` 1, `data_file` 2, …: spec *Appendix A*, Avro,
+and the field ids of *Manifest Entry Fields*). Each record is a **manifest entry**
 (spec: *Manifest Entry Fields*): `status` (0 existing, 1 added, 2 deleted), `snapshot_id`,
 `sequence_number` and `file_sequence_number` — **null here**: a new manifest leaves them out
 and readers inherit them from the manifest list (spec: *Sequence Number Inheritance*) — and the
 `data_file` struct (spec: *Data File Fields*): path, format, the **partition tuple**,
 `record_count`, `file_size_in_bytes`, and the per-column **metrics** keyed by field id:
-`value_counts`, `null_value_counts`, `lower_bounds` and `upper_bounds` (Appendix D bytes again).
+`value_counts`, `null_value_counts`, `lower_bounds` and `upper_bounds` (Appendix D bytes again),
+and the `sort_order_id` the file was written with (1: the table's `order_id` order).
 """, """
 ### 清单原文（Avro）
 
 清单的文件头带有表的 `schema`、`partition-spec` 和它的 id、`format-version` 以及 `content`
 （`data` 或
-`deletes`）。每条记录是一个**清单条目**（规范：*Manifest Entry Fields*，清单条目字段）：`status`
+`deletes`）；它的 Avro 模式给每个字段一个 Iceberg **字段id**（`status` 0、`snapshot_id` 1
+、`data_file` 2……：
+规范 *Appendix A* 的 Avro 部分，以及 *Manifest Entry Fields* 中的字段id）。每条记录是一个**清单
+条目**（规范：*Manifest Entry Fields*，清单条目字段）：`status`
 （0 现有的、
 1 已添加、2 已删除）、`snapshot_id`、`sequence_number` 和 `file_sequence_number`——**这里
 是 null**：新清单不写
@@ -334,6 +379,8 @@ data = orders.io.new_input(manifest_path).read()
 header = avro_file_metadata("manifest", data)
 for key in ["format-version", "content", "partition-spec-id", "partition-spec"]:
     print(f"{key:18} {header[key].decode()}")
+avro_schema = json.loads(header["avro.schema"])
+print("avro.schema       ", [(f["name"], f["field-id"]) for f in avro_schema["fields"]])
 entries = read_avro("manifest", data).to_pylist()
 print(len(entries), "entries")
 for entry in entries:
@@ -344,7 +391,7 @@ for entry in entries:
           "| file_sequence_number", entry["file_sequence_number"])
     print("file_path  ", shown(f["file_path"]).split("/shop/orders/")[1])
     print("partition  ", {k: str(v) for k, v in f["partition"].items()},
-          "| record_count", f["record_count"])
+          "| record_count", f["record_count"], "| sort_order_id", f["sort_order_id"])
     for fid, low in f["lower_bounds"]:
         col = orders.schema.find_field(fid)
         high = dict(f["upper_bounds"])[fid]
@@ -369,7 +416,10 @@ Shown(tree.index.manifests[0].manifest)
 The bounds in the manifest summarize the data file so that a reader can skip it without opening
 it. The data file keeps its own statistics in its footer. Iceberg requires every Parquet column
 to carry its **field id** (spec: *Appendix A*, Parquet: the `field_id` of the Parquet schema),
-because columns are matched by id, never by name (spec: *Column Projection*, lesson 03).
+because columns are matched by id, never by name (spec: *Column Projection*, lesson 03), and
+maps each Iceberg type to a Parquet type: `long` → `INT64`, `double` → `DOUBLE`, `string` →
+`BYTE_ARRAY` with the `String` (UTF8) annotation, `timestamptz` → `INT64` with
+`Timestamp(isAdjustedToUTC=true, MICROS)`.
 """, """
 ### 数据文件自己的文件尾（Parquet）
 
@@ -377,7 +427,10 @@ because columns are matched by id, never by name (spec: *Column Projection*, les
 Iceberg 要求每个
 Parquet 列都带着它的**字段id**（规范：*Appendix A*，Parquet：Parquet 模式的 `field_id`），因为列
 按 id 匹配，
-从不按名字匹配（规范：*Column Projection*，第 03 课）。
+从不按名字匹配（规范：*Column Projection*，第 03 课）；并且把每种 Iceberg 类型映射为一
+种 Parquet 类型：`long` →
+`INT64`，`double` → `DOUBLE`，`string` → 带 `String`（UTF8）注解的 `BYTE_ARRAY`，`timestamptz` → 带
+`Timestamp(isAdjustedToUTC=true, MICROS)` 的 `INT64`。
 """),
     code("anatomy-parquet-footer", """
 first_file = entries[0]["data_file"]["file_path"]
@@ -386,9 +439,11 @@ print("rows", footer.num_rows, "| row groups", footer.num_row_groups)
 arrow_schema = pq.ParquetFile(first_file.replace("file://", "")).schema_arrow
 group = footer.row_group(0)
 for i, field in enumerate(arrow_schema):
-    stats = group.column(i).statistics
+    stats, column = group.column(i).statistics, footer.schema.column(i)
+    logical = str(column.logical_type).split(", is_from_converted_type")[0].removesuffix(")")
+    logical += ")" if "(" in logical else ""
     print(f"{field.name:9} field_id={field.metadata[b'PARQUET:field_id'].decode()}"
-          f"  min={stats.min!s:26} max={stats.max}")
+          f"  {column.physical_type:10} {logical:55} min={stats.min!s:26} max={stats.max}")
 """),
     md("anatomy-second-append-predict", """
 ## Step 3: a second append
@@ -403,6 +458,9 @@ manifests will it list, and what sequence number will the new data file get?
     code("anatomy-second-append", """
 orders.append([{"order_id": 4, "customer": "dee", "amount": 7.25, "ts": at(2, 20)}])
 new_files(orders)
+s2 = raw_json(orders.metadata_location)["snapshots"][-1]
+print("S2: sequence-number", s2["sequence-number"], "| parent-snapshot-id is S1:",
+      s2["parent-snapshot-id"] == snapshot.snapshot_id)
 label = {entry.snapshot_id: f"S{i}" for i, entry in enumerate(orders.history, 1)}
 for m in orders.inspect.manifests().to_pylist():
     days = m["partition_summaries"][0]

@@ -52,6 +52,7 @@ import pandas as pd
 
 import icenb
 from icenb.display.registry import mimebundle
+from icenb.errors import IcebergError
 from icenb.exercise import check
 from icenb.io.avro import read_avro
 from icenb.spec.evaluators import row_evaluator
@@ -442,6 +443,109 @@ the `ts_day` projection; the 29 older manifests are skipped. The files each kept
 """),
     code("pruning-evolved-files", """
 data_files.groupby(["manifest", "planning"]).size()
+"""),
+    md("pruning-spec-rules-md", """
+## 6. The partition spec's own rules
+
+A few rules of *Partitioning* and *Partition Evolution*, each acted on a scratch table so that
+`web.events` stays as it is:
+
+- two specs with the same fields (source ids, transforms, names) are **equivalent**: a writer
+  must not create a new spec when an equivalent one exists, and must **reuse the partition field
+  id** of an equivalent field. Going from day to hour and back to day makes spec 0 current again;
+- in **v1**, partition field ids were not tracked, so a field is never really dropped: it is
+  replaced by the `void` transform (always null) to keep the positions of the others;
+- a source column must be a **primitive** (not a map or a list, possibly nested in a struct);
+- a field with an **unknown transform** is ignored for filtering: its inclusive projection is
+  `true` and its strict projection `false` (spec: *Scan Planning*).
+""", """
+## 6. 分区规范自身的规则
+
+*Partitioning* 和 *Partition Evolution* 中的几条规则，每条都在一张临时表上演示，`web.events` 保
+持不变：
+
+- 字段相同（源列id、转换、名字都相同）的两个分区规范是**等价**的：已有等价规范时，写入者不得创建
+新规范，
+  并且必须**沿用**等价字段的**分区字段id**。从按天改为按小时再改回按天，分区规范 0 重新成为当前
+规范；
+- 在 **v1** 中没有跟踪分区字段id，所以字段从不真正删除：它被替换为 `void` 转换（总是 null），以
+保持其他字段的位置；
+- 源列必须是**基本类型**（不能是 map 或 list，可以嵌套在 struct 中）；
+- **未知转换**的字段在过滤时被忽略：它的包含投影为 `true`，严格投影为 `false`（规范
+：*Scan Planning*）。
+"""),
+    code("pruning-spec-rules", """
+from icenb.spec.partition_spec import PartitionField, PartitionSpec
+from icenb.spec.transforms import parse_transform
+
+
+def specs(table):
+    return {s.spec_id: [f"{f.field_id}: {f.name} {f.transform}" for f in s.fields]
+            for s in table.metadata.specs_by_id.values()}
+
+
+scratch = wh.create_table("web.scratch", "id long, ts timestamptz, tags map<string, string>",
+                          partition_by=["day(ts)"])
+with scratch.update_spec() as update:
+    update.remove_field("ts_day")
+    update.add_field("hour(ts)")
+with scratch.update_spec() as update:
+    update.remove_field("ts_hour")
+    update.add_field("day(ts)")
+print("equivalent spec reused: current spec", scratch.spec.spec_id, specs(scratch))
+
+old = wh.create_table("web.v1_table", "id long, ts timestamptz",
+                      partition_by=["day(ts)", "bucket(4, id)"], format_version=1)
+with old.update_spec() as update:
+    update.remove_field("ts_day")
+print("v1, ts_day removed:", specs(old)[old.spec.spec_id])
+
+try:
+    with scratch.update_spec() as update:
+        update.add_field("tags")
+except IcebergError as e:
+    print("a map as source:", type(e).__name__, e)
+
+future = PartitionSpec(spec_id=0, fields=(PartitionField(
+    source_ids=(1,), field_id=1000, transform=parse_transform("zorder[2]"), name="z"),))
+print("unknown transform zorder[2]: inclusive", project_inclusive(future, scratch.schema,
+      parse("id = 5")), "| strict", project_strict(future, scratch.schema, parse("id = 5")))
+"""),
+    md("pruning-sorting-md", """
+### Sorting
+
+A **sort order** (spec: *Sorting*) lists sort fields — a source column, a transform, `asc` or
+`desc`, `nulls-first` or `nulls-last` — and each data file records the `sort_order_id` it was
+written with (lesson 01 prints the JSON and the manifest field; order id 0 means unsorted).
+Sorted files make bounds narrow, which is what metrics pruning needs. Floating-point values sort
+as Java does: `-NaN < -Infinity < -value < -0 < 0 < value < Infinity < NaN`:
+""", """
+### 排序
+
+**排序顺序**（规范：*Sorting*）列出排序字段——源列、转换、`asc` 或 `desc`
+、`nulls-first` 或 `nulls-last`——
+每个数据文件记录写它时所用的 `sort_order_id`（第 01 课打印了 JSON 和清单字段；排序顺序 id 0 表示
+未排序）。
+排好序的文件界值窄，正是按指标剪枝所需要的。浮点数的排序与 Java 相同：
+`-NaN < -Infinity < -value < -0 < 0 < value < Infinity < NaN`：
+"""),
+    code("pruning-sort-floats", """
+import math
+import struct
+
+from icenb.spec.types import DoubleType
+from icenb.spec.values import sort_key, to_human
+
+negative_nan = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]
+doubles = [1.0, math.inf, float("nan"), -0.0, negative_nan, -math.inf, 0.0, -2.5]
+
+
+def shown(v):
+    sign = "-" if math.isnan(v) and math.copysign(1, v) < 0 else ""
+    return sign + to_human(DoubleType(), v)
+
+
+print(" < ".join(shown(v) for v in sorted(doubles, key=lambda v: sort_key(DoubleType(), v))))
 """),
     md("pruning-transforms-md", """
 ### The transforms, for reference
