@@ -244,11 +244,11 @@ class RewriteManifests(SnapshotProducer):
                 base, spec, ManifestContent.DATA, entries[start:end], self._snapshot_id))
 
     def _summary(self, base: TableMetadata, parent: Snapshot | None) -> dict[str, str]:
-        out = {CHANGED_PARTITION_COUNT: "0",
-               MANIFESTS_CREATED: str(len(self._created)),
+        out = {MANIFESTS_CREATED: str(len(self._created)),  # in Java's order
                MANIFESTS_KEPT: str(len(self._kept)),
                MANIFESTS_REPLACED: str(len(self._replaced)),
-               ENTRIES_PROCESSED: str(self._entries)}
+               ENTRIES_PROCESSED: str(self._entries),
+               CHANGED_PARTITION_COUNT: "0"}
         add_totals(out, parent, {})
         return out
 

@@ -35,7 +35,11 @@ from typing import Any
 import pytest
 
 import icenb
-from icenb.spec.properties import MANIFEST_MERGE_ENABLED, WRITE_DELETE_MODE
+from icenb.spec.properties import (
+    MANIFEST_MERGE_ENABLED,
+    MANIFEST_TARGET_SIZE_BYTES,
+    WRITE_DELETE_MODE,
+)
 from icenb.table import Table
 from icenb.table.warehouse import Warehouse
 from tests.reference_fixtures import run_reference_batch
@@ -47,6 +51,7 @@ TWINS: dict[str, tuple[int, bool, str]] = {
     "manifests_v2": (2, False, "manifests"),
     "manifests_v3": (3, False, "manifests"),
     "manifests_evolved": (2, False, "evolved"),
+    "manifests_split": (2, False, "split"),
     "deletes_v2": (2, False, "deletes"),
     "dangling_v2": (2, False, "dangling"),
     "deletes_upgraded": (2, True, "deletes"),
@@ -59,6 +64,8 @@ MANIFEST_COLUMNS = ["content", "path", "length", "partition_spec_id", "added_sna
 FILE_COLUMNS = ["content", "file_path", "file_format", "spec_id", "record_count",
                 "file_size_in_bytes", "referenced_data_file", "content_offset",
                 "content_size_in_bytes"]
+MANIFEST_KINDS = ("manifests", "evolved", "split")
+SPLIT_TARGET = 10_000
 SUMMARY_KEYS = ("manifests-created", "manifests-kept", "manifests-replaced",
                 "entries-processed")
 
@@ -68,9 +75,11 @@ def _columns(t: Table) -> list[str]:
 
 
 def _twin(wh: Warehouse, name: str, version: int, upgraded: bool, kind: str) -> Table:
+    properties = {MANIFEST_MERGE_ENABLED: "false", WRITE_DELETE_MODE: "merge-on-read"}
+    if kind == "split":  # about a third of the four manifests' bytes: three manifests
+        properties[MANIFEST_TARGET_SIZE_BYTES] = str(SPLIT_TARGET)
     t = wh.create_table(name, "id long, p string", format_version=version, partition_by="p",
-                        properties={MANIFEST_MERGE_ENABLED: "false",
-                                    WRITE_DELETE_MODE: "merge-on-read"})
+                        properties=properties)
     for i in range(4):
         if kind == "evolved" and i == 2:
             with t.update_spec() as update:
@@ -88,12 +97,12 @@ def _twin(wh: Warehouse, name: str, version: int, upgraded: bool, kind: str) -> 
 
 
 def _rewrite(t: Table, kind: str) -> Any:
-    return (t.rewrite_manifests() if kind in ("manifests", "evolved")
+    return (t.rewrite_manifests() if kind in MANIFEST_KINDS
             else t.rewrite_position_deletes())
 
 
 def _call(name: str, kind: str) -> str:
-    if kind in ("manifests", "evolved"):
+    if kind in MANIFEST_KINDS:
         return f"CALL hc.system.rewrite_manifests(table => 'db.{name}')"
     return (f"CALL hc.system.rewrite_position_delete_files(table => 'db.{name}', "
             "options => map('rewrite-all', 'true'))")
@@ -226,6 +235,19 @@ def test_rewrite_manifests_of_every_spec_where_java_rewrites_the_current_one(
         t = scenario.wh.table(f"db.{prefix}_manifests_evolved")
         specs[prefix] = sorted(m["partition_spec_id"] for m in t.inspect.manifests().to_pylist())
     assert specs == {"i": [0, 1], "j": [0, 0, 1]}
+
+
+def test_a_target_size_splits_into_as_many_manifests_as_java_clustered_alike(
+        scenario: Scenario) -> None:
+    """``commit.manifest.target-size-bytes`` on both twins: ``ceil(bytes / target)``
+    manifests in both engines, each holding one partition (``p`` has three values)."""
+    for prefix in ("i", "j"):
+        t = scenario.wh.table(f"db.{prefix}_manifests_split")
+        manifests = t.inspect.manifests().to_pylist()
+        assert len(manifests) == 3, prefix
+        bounds = sorted((s["lower_bound"], s["upper_bound"])
+                        for m in manifests for s in m["partition_summaries"])
+        assert bounds == [("a", "a"), ("b", "b"), ("c", "c")], prefix
 
 
 #: name -> (icenb's delete files, Java's) after the rewrite
