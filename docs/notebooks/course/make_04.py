@@ -37,6 +37,7 @@ from icenb.spec.types import LongType
 from icenb.spec.values import from_bound_bytes
 
 pd.set_option("display.width", 120)
+pd.set_option("display.max_colwidth", 80)
 wh = scratch("04-row-level-deletes")  # a fresh warehouse in scratch/04-row-level-deletes
 
 
@@ -149,6 +150,42 @@ Note what "applies to" means in these tables: the delete file is **in scope** fo
 file (sequence numbers and partition allow it). Whether a row actually matches is decided when
 the file is read: the upsert's delete applies to the file of the new Grizzly (`data id 3`) but
 deletes nothing there."""),
+    md("deletes-same-commit-dv-md", """
+When does a writer delete, by position, a row it writes in the same commit? A streaming
+upsert does: Flink, for instance, when one key is upserted twice before a commit, deletes the
+first version by position in the file it is still writing. No public icenb write does that, so
+we build such a commit with icenb's own building blocks (the row-delta producer a merge-on-read
+write uses): one new data file with two rows, and a DV of that same file deleting row 1.
+
+*Predict before you run: both files get sequence number 2. Does the DV apply?*
+"""),
+    code("deletes-same-commit-dv", """
+from icenb.table.commit import table_producer
+from icenb.table.commit.producer import commit_snapshot
+from icenb.table.commit.row_delta import RowDelta
+from icenb.table.write.delete_files import write_deletion_vectors
+from icenb.table.write.locations import location_provider
+
+same = wh.create_table("zoo.same_commit", "id long not null, name string", format_version=3)
+same.append([{"id": 1, "name": "Koala"}])
+md = same.metadata
+producer = table_producer("row_delta", same, RowDelta)
+with producer.aborted_on_error():
+    (new_file,) = producer.write_data([{"id": 2, "name": "Teddy, first version"},
+                                       {"id": 2, "name": "Teddy, second version"}], md)
+    dv = write_deletion_vectors(same.io, [(new_file, [0])],   # delete position 0 of new_file
+                                location_provider=location_provider(md.location, md.properties),
+                                operation_id=producer.commit_uuid)
+    producer.track_written([f.file_path for f in dv])
+    producer.add_deletes(dv)
+    commit_snapshot(same, producer)
+icenb.side_by_side(files(same), rows(same), titles=["files", "rows read"])
+"""),
+    md("deletes-same-commit-dv-explain", """
+The DV and the data file it names share data sequence number 2, and the DV applies (`≤`): the
+first Teddy is gone, the second stays. Had this been an equality delete of `id = 2`, it would have
+reached neither Teddy (`<`).
+"""),
     md("deletes-spec-example-md", """
 ## 3. The spec's equality-delete example, and null
 
@@ -326,19 +363,54 @@ print("columns:", stored.column_names, "| field ids:",
 Teddy was row 1 of the first file (positions start at 0), so the position delete file's
 `pos` bounds are both 1. The zoo's equality delete files have `id` bounds 3..3 and 1..1: a scan
 for `id = 2` could skip both of them without reading them."""),
+    md("deletes-dv-bitmap-md", """
+And inside the DV of table (b)? A bitmap of deleted positions (spec: *Deletion Vectors*), stored
+as a `deletion-vector-v1` blob of a Puffin file. Positions are 64-bit; the bitmap splits each into
+a 32-bit **key** (the high 4 bytes) and a 32-bit **sub-position** (the low 4 bytes), with one
+32-bit Roaring bitmap per key. Our files are small, so every position has key 0; a position
+beyond 2³² lands under key 1: 5,000,000,000 = 2³² + 705,032,704.
+"""),
+    code("deletes-dv-bitmap", """
+from icenb.io.puffin import read_deletion_vector
+from icenb.spec.deletion_vector import DeletionVector
+
+dv_file = next(e.file for _, e in ways["(b) v3 deletion vector"].metadata_tree().entries()
+               if e.kind == "deletion_vector")
+stored_dv = read_deletion_vector(ways["(b) v3 deletion vector"].io.new_input(dv_file.file_path),
+                                 dv_file.content_offset, dv_file.content_size_in_bytes,
+                                 cardinality=dv_file.record_count)
+print("table (b)'s DV deletes positions", list(stored_dv))
+big = DeletionVector.from_positions([1, 2, 5_000_000_000])
+{f"key {key}": list(bitmap) for key, bitmap in big.by_key.items()}
+"""),
     md("deletes-rewrite-pos-md", """
 ## 6. From position delete files to deletion vectors
 
+First, one more v2 delete on table (a), of rows in **both** data files: `id in (3, 4)`. It writes
+one position delete file for two data files; its rows are sorted by `file_path`, then `pos`
+(spec: *Position Delete Files*), so a reader can skip to its own file and stream positions.
+"""),
+    code("deletes-pos-file-sorted", """
+legacy = ways["(a) v2 position delete file"]
+legacy.delete("id in (3, 4)")
+data_name = {task.data_file.file_path: "data " + ids_of(task.data_file)
+             for task in legacy.scan().plan(column_stats=True).tasks}
+newest = max((e for _, e in legacy.metadata_tree().entries() if e.kind == "delete_file"),
+             key=lambda e: e.sequence_number)
+stored = pq.read_table(legacy.io.new_input(newest.file.file_path).open()).to_pylist()
+print("sorted by file_path, then pos:",
+      stored == sorted(stored, key=lambda r: (r["file_path"], r["pos"])))
+sorted((data_name[r["file_path"]], r["pos"]) for r in stored)
+"""),
+    md("deletes-rewrite-pos-md2", """
 Position delete files are deprecated in v3, but an upgraded table keeps the ones it has (they
 stay valid). `t.rewrite_position_deletes()` rewrites them: on a v3 table each data file's
 position deletes become **one deletion vector** (spec: *Delete Formats*: a DV must contain all
 deletes from existing position delete files).
 
-*Predict before you run: the v2 table (a) gets one more delete, then is upgraded to v3 and
-rewritten. How many position delete files and DVs does it have after the rewrite?*"""),
+*Predict before you run: table (a) now has two position delete files. After the upgrade to v3
+and the rewrite, how many DVs does it have, and how many rows does each delete?*"""),
     code("deletes-rewrite-pos-act", """
-legacy = ways["(a) v2 position delete file"]
-legacy.delete("name = 'Panda'")
 legacy.upgrade(3)
 
 from icenb.table.explore.metadata_tree import file_kind
@@ -351,7 +423,8 @@ def deletes_by_data_file(t):
     for task in t.scan().plan(column_stats=True).tasks:
         out.append({"data file": "data " + ids_of(task.data_file),
                     "deletes applied": ", ".join(sorted(
-                        f"{kinds[file_kind(d)]} ({d.record_count} row)" for d in task.delete_files))
+                        f"{kinds[file_kind(d)]} ({d.record_count} row{'s' * (d.record_count > 1)})"
+                        for d in task.delete_files))
                     or "-"})
     return pd.DataFrame(out).sort_values("data file").set_index("data file")
 
@@ -372,9 +445,11 @@ dvs = [e.file for _, e in legacy.metadata_tree().entries() if e.kind == "deletio
 print(len(dvs), "DVs in", len({d.file_path for d in dvs}), "Puffin file(s), at (offset, length):",
       sorted((d.content_offset, d.content_size_in_bytes) for d in dvs))"""),
     md("deletes-rewrite-pos-explain", """
-Both position delete files were removed and each data file now has one DV holding its
-deleted positions. The rows read are unchanged — a rewrite of deletes is a `replace` commit
-(spec, *Snapshots*: files added and removed *without changing table data*):"""),
+Both position delete files were removed and each data file now has one DV holding all its
+deleted positions: for `data ids 1-3`, Teddy (from the first file) and Grizzly (from the
+second), merged into one bitmap. The rows read are
+unchanged — a rewrite of deletes is a `replace` commit (spec, *Snapshots*: files added and
+removed *without changing table data*):"""),
     code("deletes-rewrite-pos-rows", """
 legacy.to_pandas().sort_values("id", ignore_index=True)"""),
     md("deletes-widget-md", """
