@@ -489,15 +489,74 @@ files[["partition", "record_count", "sequence_number"]].sort_values(
     code("anatomy-metadata-graph", """
 orders.metadata_graph()
 """),
+    md("anatomy-delete-predict", """
+## Step 4: a copy-on-write delete
+
+Files are immutable, so deleting order 2 (it shares a file with order 1) in copy-on-write mode
+writes a new file with order 1 only and removes the old file from the table.
+
+*Predict before you run:* the manifest that listed the old file cannot be edited either. What
+will the new snapshot's manifests say about the old file, the new file, and the file of day 2
+that did not change?
+""", """
+## 第 4 步：写时复制（copy-on-write）删除
+
+文件不可变，所以以写时复制模式删除订单 2（它和订单 1 在同一个文件里）时，会写一个只含订单 1 的新
+文件，并把旧文件
+从表中移除。
+
+*先预测再运行*：列出旧文件的清单同样不能修改。新快照的清单会怎样记录旧文件、新文件，以及 2 日那
+个没有变化的文件？
+"""),
+    code("anatomy-delete", """
+orders.delete("order_id = 2", mode="copy-on-write")
+new_files(orders)
+snapshot = orders.current_snapshot
+print("operation:", snapshot.summary["operation"], "| sequence number:", snapshot.sequence_number)
+status_name = {0: "EXISTING", 1: "ADDED", 2: "DELETED"}
+listing = read_avro("manifest list", orders.io.new_input(snapshot.manifest_list).read())
+for m in listing.to_pylist():
+    name = os.path.basename(m["manifest_path"])
+    print(f"manifest {name}: sequence_number {m['sequence_number']}")
+    for e in read_avro("manifest", orders.io.new_input(m["manifest_path"]).read()).to_pylist():
+        f = e["data_file"]
+        print(f"  {status_name[e['status']]:8} (status {e['status']})"
+              f" sequence_number={e['sequence_number']!s:4} file_sequence_number="
+              f"{e['file_sequence_number']!s:4} {f['record_count']} row(s), ts_day="
+              f"{f['partition']['ts_day']}")
+"""),
+    md("anatomy-delete-explained", """
+A manifest entry's `status` says what the snapshot that wrote it did (spec: *Manifest Entry
+Fields*): **ADDED** (1) the new file; **DELETED** (2) the old file, kept in the new manifest so
+that the change can be read from metadata, and ignored by scans (spec: *Scan Planning*); and
+**EXISTING** (0) a file carried over unchanged into a rewritten manifest. Unlike a new file, an
+EXISTING or DELETED entry carries its sequence numbers explicitly, the values the file got when it
+was added (spec: *Sequence Number Inheritance*). The snapshot's operation is `overwrite`: it both
+added and removed data files (a commit that only removes files is a `delete`; spec: *Snapshots*,
+`operation`).
+""", """
+清单条目的 `status` 说明写它的快照做了什么（规范：*Manifest Entry Fields*，清单条目字段）：
+**ADDED**（1，已添加）新文件；**DELETED**（2，已删除）旧文件，它留在新清单里，
+让变化可以从元数据读出，
+扫描时忽略它（规范：*Scan Planning*）；**EXISTING**（0，现有的）原样带入改写后清单的文件。
+与新文件不同，
+EXISTING 和 DELETED 条目显式带着序列号，即文件被添加时得到的值（规范
+：*Sequence Number Inheritance*，
+序列号继承）。这个快照的操作是 `overwrite`：它既添加又删除了数据文件（只删除文件的提交是 `delete`；
+规范：*Snapshots*，`operation`）。
+"""),
+    code("anatomy-delete-tree", """
+orders.metadata_tree()
+"""),
     md("anatomy-catalog-md", """
-## Step 4: the same table in a catalog (a metastore table)
+## Step 5: the same table in a catalog (a metastore table)
 
 `icenb.warehouse(path)` without `catalog="filesystem"` keeps tables in a SQLite catalog with
 the schema of Iceberg's JDBC catalog. Metadata files are named `<version>-<uuid>.metadata.json`
 (no `version-hint.text`), and a commit is an atomic `UPDATE` of the row's `metadata_location`
 from the old value to the new one (spec: *Metastore Tables*).
 """, """
-## 第 4 步：目录（catalog）中的同一张表（元存储表）
+## 第 5 步：目录（catalog）中的同一张表（元存储表）
 
 不带 `catalog="filesystem"` 的 `icenb.warehouse(path)` 把表放在一个 SQLite 目录里，使
 用 Iceberg JDBC 目录的
@@ -526,15 +585,15 @@ Answer from what you saw above; the cell checks your answer against the table.
 根据上面看到的内容作答；单元格会用表的实际内容检查你的答案。
 """),
     code("anatomy-exercise-manifests", """
-answer = 2  # how many manifests does the current snapshot's manifest list hold?
+answer = 3  # how many manifests does the current snapshot's manifest list hold?
 check(answer, expected=len(orders.inspect.manifests()),
-      hint="a fast append adds a manifest and keeps the old ones")
-""", wrong="1"),
+      hint="count the manifests step 4 printed: new ones, kept ones and rewritten ones")
+""", wrong="2"),
     code("anatomy-exercise-metadata-files", """
-answer = 3  # how many vN.metadata.json files does the file-system table have now?
+answer = 4  # how many vN.metadata.json files does the file-system table have now?
 check(answer, expected=len([f for f in os.listdir(meta_dir) if f.endswith(".metadata.json")]),
       hint="one for the create, one per commit")
-""", wrong="2"),
+""", wrong="3"),
     code("anatomy-exercise-seq", """
 answer = 2  # the data sequence number of the file that holds order 4
 files = orders.scan("order_id = 4").plan().files
