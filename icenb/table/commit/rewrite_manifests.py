@@ -25,6 +25,8 @@ numbers), "Manifest Lists", "Sequence Numbers", "Row Lineage" (an existing file 
   again on the new head and the manifests the earlier attempt wrote are deleted. Java's
   ``BaseRewriteManifests`` re-validates that every replaced manifest is still in the current
   snapshot and fails when one is gone; the rewrite changes no row, so planning again is safe.
+  (When the new head has nothing left to rewrite - another writer just rewrote it - the commit
+  is a ``replace`` that changes nothing.)
 """
 
 from __future__ import annotations
