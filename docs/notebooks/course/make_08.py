@@ -42,7 +42,12 @@ import pandas as pd
 
 import icenb
 from icenb.exercise import check
-from icenb.io.root_manifest import load_manifest_dv, read_content_manifest, read_root_manifest
+from icenb.io.root_manifest import (
+    inline_manifest_dv,
+    load_manifest_dv,
+    read_content_manifest,
+    read_root_manifest,
+)
 from icenb.spec.content_entry import ContentEntry, ContentType, ManifestKind, check_manifest
 from icenb.spec.human import bound_text
 
@@ -125,7 +130,9 @@ v3 writes a manifest and a manifest list per commit. v4 writes one root manifest
 the new file goes **directly into the root** while the root holds few files (icenb's
 `write.v4.root-entry-limit`, default 2 new files per commit; bigger commits write a leaf). As
 files pile up in the root, *Metadata Tree Maintenance* (compaction) flushes them into leaves —
-the drawing of this case is {NB06}, cell `25ae93cb`. Here is the root after the five appends:"""
+the drawing of this case is {NB06}, cell `25ae93cb`. Every commit still writes a new table
+metadata JSON besides: removing it is the proposal's one *Non-Goal*. Here is the root after the
+five appends:"""
        .replace("{NB06}", NB06)),
     code("v4prose-root", """
 root_table(v4)"""),
@@ -337,19 +344,23 @@ nested = ContentEntry(content_type=ContentType.DATA_MANIFEST, location="metadata
                       file_format=FileFormat.AVRO, partition_spec_id=0, record_count=1,
                       file_size_in_bytes=4096,
                       manifest_stats=ManifestStats(1, 0, 0, 2, 0, 0, 1))
-for kind in (ManifestKind.DATA, ManifestKind.ROOT):
+manifest_dv = inline_manifest_dv(nested, [0])  # type 5: "only allowed at the Root Manifest level"
+for what, kind, entries in (("a manifest", ManifestKind.DATA, [nested]),
+                            ("a manifest", ManifestKind.ROOT, [nested]),
+                            ("a manifest DV", ManifestKind.DATA, [manifest_dv]),
+                            ("a manifest DV", ManifestKind.ROOT, [nested, manifest_dv])):
     try:
-        check_manifest(kind, [nested], file=f"a {kind.value} manifest")
-        print(f"in a {kind.value} manifest: accepted")
+        check_manifest(kind, entries, file=f"a {kind.value} manifest")
+        print(f"{what} in a {kind.value} manifest: accepted")
     except icenb.errors.InvalidMetadata as e:
-        print(f"in a {kind.value} manifest: {e}")"""),
+        print(f"{what} in a {kind.value} manifest: {str(e).split(' (file:')[0]}")"""),
     md("v4prose-two-levels-explain", """
-A manifest entry is accepted only in the root; icenb runs the same check on every root and
-leaf it reads. The proposal also fixes what each level may hold (the *Adaptive Metadata Tree*
-table *Manifest Type / Allowed Content*): the root holds anything — leaf data and delete
-manifests, manifest DVs, data files, data DVs, equality deletes; a leaf data manifest holds
-data files; a leaf delete manifest holds DVs and equality deletes. And *"Every snapshot has
-exactly one Root Manifest"*: the snapshot's `root-manifest` field names it (lesson 07, cell
+A manifest entry, and a manifest DV, is accepted only in the root; icenb runs the same check on
+every root and leaf it reads. The proposal also fixes what each level may hold (the *Adaptive
+Metadata Tree* table *Manifest Type / Allowed Content*): the root holds anything — leaf data and
+delete manifests, manifest DVs, data files, data DVs, equality deletes; a leaf data manifest
+holds data files; a leaf delete manifest holds DVs and equality deletes. And *"Every snapshot
+has exactly one Root Manifest"*: the snapshot's `root-manifest` field names it (lesson 07, cell
 `versions-v4-upgrade`).
 
 ### One manifest structure for both levels
