@@ -442,8 +442,10 @@ length (spec: *Deletion Vectors*: there are no restrictions on the data files th
 Puffin file reference):"""),
     code("deletes-rewrite-pos-puffin", """
 dvs = [e.file for _, e in legacy.metadata_tree().entries() if e.kind == "deletion_vector"]
-print(len(dvs), "DVs in", len({d.file_path for d in dvs}), "Puffin file(s), at (offset, length):",
-      sorted((d.content_offset, d.content_size_in_bytes) for d in dvs))"""),
+print(len(dvs), "DVs in", len({d.file_path for d in dvs}), "Puffin file(s)")
+print("distinct offsets:", len({d.content_offset for d in dvs}) == len(dvs),
+      "| first blob at offset", min(d.content_offset for d in dvs),
+      "(after the file's 4-byte magic)")"""),
     md("deletes-rewrite-pos-explain", """
 Both position delete files were removed and each data file now has one DV holding all its
 deleted positions: for `data ids 1-3`, Teddy (from the first file) and Grizzly (from the
