@@ -176,10 +176,10 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
         node = f"f{counter}"
         ids[key] = node
         kind = "removed" if removed else _KIND_NODE.get(f.kind, "delete_file")
-        label = (f"{_at(f, fmt.file_name(f.path))}\n{t(f.kind)}, "
+        label = (f"{_at(f, fmt.middle(fmt.file_name(f.path)))}\n{t(f.kind)}, "
                  f"{fmt.plural(f.record_count, 'row')}")
         g.node(node, label, kind=kind, style="rounded,filled,dashed" if removed
-               else "rounded,filled")
+               else "rounded,filled", tooltip=_at(f, fmt.short_path(f.path, base)))
         return node
 
     def draw(fs: FileSet, removed: bool, what: str) -> None:

@@ -25,6 +25,7 @@ from icenb.display.kit.fmt import (
     first,
     fold,
     hidden,
+    middle,
     names,
     plural,
     short_path,
@@ -74,10 +75,7 @@ _TYPE_KINDS = {ContentType.DATA: "data_file", ContentType.POSITION_DELETE: "dele
 
 def _short(name: str, limit: int = 32) -> str:
     """A long file name shortened in the middle (uuids make names long), for node labels."""
-    if len(name) <= limit:
-        return name
-    tail = limit // 2
-    return name[: limit - tail - 1] + "…" + name[len(name) - tail:]
+    return middle(name, limit)
 
 
 def _edge_style(status: str) -> dict[str, str]:
@@ -283,13 +281,15 @@ def _draw_leaves(dot: Dot, g: MetadataGraph, view: _View, ids: _Ids, prefix: str
     """Manifest nodes, their entries' file nodes, and the entry edges (status labels)."""
     for m in manifests:
         mid = f"{prefix}{ids.manifest[m.path]}"
-        dot.node(mid, _manifest_label(m, ids.manifest[m.path]), kind=m.kind, tooltip=m.path)
+        dot.node(mid, _manifest_label(m, ids.manifest[m.path]), kind=m.kind,
+                 tooltip=short_path(m.path, g.location))
         for e in view.entries.get(m.path, []):
             f = view.file_by_key.get(e.file_key)
             if f is None:
                 continue
             fid = f"{prefix}{ids.file[f.key]}"
-            dot.node(fid, _file_label(f, ids.file[f.key]), kind=f.kind, tooltip=f.path)
+            dot.node(fid, _file_label(f, ids.file[f.key]), kind=f.kind,
+                     tooltip=short_path(f.path, g.location))
             if e.removed_by:   # a manifest DV removes this row: dimmed, struck through
                 dot.edge(mid, fid, label=_entry_label(e, ids), style="dotted",
                          color=PALETTE["removed"][1], fontcolor=PALETTE["removed"][1])
@@ -311,7 +311,7 @@ def _draw_leaves(dot: Dot, g: MetadataGraph, view: _View, ids: _Ids, prefix: str
                      constraint="false")
 
 
-def _draw_root(dot: Dot, view: _View, ids: _Ids, s: SnapshotNode, lid: str) -> None:
+def _draw_root(dot: Dot, view: _View, ids: _Ids, s: SnapshotNode, lid: str, base: str) -> None:
     """A v4 root's own entries: content files at the root and manifest DVs, each DV with an
     edge to the leaf it applies to naming the ordinals it removes (the proposal's drawings)."""
     for e in view.root_files.get(s.snapshot_id, []):
@@ -319,7 +319,7 @@ def _draw_root(dot: Dot, view: _View, ids: _Ids, s: SnapshotNode, lid: str) -> N
         if f is None:
             continue
         fid = ids.file[f.key]
-        dot.node(fid, _file_label(f, fid), kind=f.kind, tooltip=f.path)
+        dot.node(fid, _file_label(f, fid), kind=f.kind, tooltip=short_path(f.path, base))
         dot.edge(lid, fid, label=e.status, **_edge_style(e.status))
     n = view.root_files_hidden.get(s.snapshot_id, 0)
     if n:
@@ -332,7 +332,8 @@ def _draw_root(dot: Dot, view: _View, ids: _Ids, s: SnapshotNode, lid: str) -> N
             continue
         did = ids.dv[d.key]
         if not dot.has_node(did):
-            dot.node(did, _dv_label(d, did), kind="manifest_dv", tooltip=d.location)
+            dot.node(did, _dv_label(d, did), kind="manifest_dv",
+                     tooltip=short_path(d.location, base))
             target = ids.manifest.get(d.referenced_file)
             if target is not None and any(m.path == d.referenced_file for m in view.manifests):
                 dot.edge(did, target, label=f"{t('applies to')}\n"
@@ -345,10 +346,11 @@ def _draw_root(dot: Dot, view: _View, ids: _Ids, s: SnapshotNode, lid: str) -> N
         dot.edge(lid, did, label=de.status, **_edge_style(de.status))
 
 
-def metadata_graph_dot(g: MetadataGraph) -> str:
-    """The DOT source of the multi-snapshot graph."""
+def metadata_graph_dot(g: MetadataGraph, rankdir: str = "TB") -> str:
+    """The DOT source of the multi-snapshot graph (top-down, snapshots in a row; ``"LR"``:
+    left to right, snapshots in a column)."""
     view, ids = _View(g), _Ids(g)
-    dot = Dot("metadata_graph", rankdir="TB")
+    dot = Dot("metadata_graph", rankdir=rankdir)
     snap_ids: list[str] = []
     for i, s in enumerate(view.snapshots):
         if i == view.snapshots_fold_at and view.snapshots_hidden:
@@ -364,7 +366,7 @@ def metadata_graph_dot(g: MetadataGraph) -> str:
         snap_ids.append("S_more")
     if snap_ids:
         dot.same_rank(snap_ids)
-        for a, b in itertools.pairwise(snap_ids):  # oldest on the left
+        for a, b in itertools.pairwise(snap_ids):  # oldest first (left, or on top)
             dot.edge(a, b, style="invis")
     list_ids: list[str] = []
     for s in view.snapshots:
@@ -373,10 +375,10 @@ def metadata_graph_dot(g: MetadataGraph) -> str:
         list_ids.append(lid)
         dot.node(lid, _list_label(s, g.location),
                  kind="root" if s.has_root else "manifest_list",
-                 tooltip=s.root_manifest or s.manifest_list or "")
+                 tooltip=short_path(s.root_manifest or s.manifest_list or "", g.location))
         dot.edge(sid, lid)
         if s.has_root:
-            _draw_root(dot, view, ids, s, lid)
+            _draw_root(dot, view, ids, s, lid, g.location)
         for e in view.lists[s.snapshot_id]:
             dot.edge(lid, ids.manifest[e.manifest_path], label=e.status, **_edge_style(e.status))
         n = view.lists_hidden[s.snapshot_id]
@@ -510,7 +512,8 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
         if port in leaf_ports:
             right.edge(f"R:{port}", f"v4{port}")
     for port, kind, location, referenced in others:
-        right.node(f"v4{port}", _short(file_name(location)), kind=kind, tooltip=location)
+        right.node(f"v4{port}", _short(file_name(location)), kind=kind,
+                   tooltip=short_path(location, g.location))
         right.edge(f"R:{port}", f"v4{port}")
         if referenced and referenced in ids.manifest:
             right.edge(f"v4{port}", f"v4{ids.manifest[referenced]}", label=t("applies to"),
@@ -651,7 +654,8 @@ def metadata_graph_figure(g: MetadataGraph) -> Graph:
                          location=table_place(g.name, g.location)),
                  caption=t("One node per manifest and file, shared across snapshots; edge "
                            "labels: entry status (ADDED / EXISTING / DELETED).")
-                 + (t(V4_GRAPH_NOTE) if g.roots else ""))
+                 + (t(V4_GRAPH_NOTE) if g.roots else ""),
+                 wide_dot=metadata_graph_dot(g, "LR"))
 
 
 def v4_layout_figure(layout: V4Layout) -> Graph:
@@ -666,7 +670,7 @@ def v4_layout_figure(layout: V4Layout) -> Graph:
     if layout.note:
         lines.append(t("Note: {note}", note=layout.note))
     return Graph(metadata_graph_dot(g), "\n".join(lines), kind=t("v4 layout"), title=title,
-                 caption=layout.note or t(V4_LAYOUT_CAPTION))
+                 caption=layout.note or t(V4_LAYOUT_CAPTION), wide_dot=metadata_graph_dot(g, "LR"))
 
 
 def _root_text(c: LayoutComparison, ids: _Ids) -> list[str]:

@@ -21,6 +21,7 @@ from icenb.display.kit.fmt import (
     first,
     fold,
     hidden,
+    middle,
     names,
     plural,
     short_path,
@@ -51,10 +52,7 @@ _NAME_LIMIT = 36
 
 def _short(name: str, limit: int = _NAME_LIMIT) -> str:
     """A long file name shortened in the middle (uuids make names long)."""
-    if len(name) <= limit:
-        return name
-    tail = limit // 2
-    return name[: limit - tail - 1] + "…" + name[len(name) - tail:]
+    return middle(name, limit)
 
 
 def _status(e: TreeEntry) -> str:

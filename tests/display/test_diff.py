@@ -13,7 +13,7 @@ import pytest
 import icenb
 from icenb.display import mimebundle, render, reset_options
 from icenb.display.diff import diff_graph, summary
-from icenb.display.kit.fmt import file_name
+from icenb.display.kit.fmt import file_name, middle
 from icenb.table import Table
 
 WEIRD = '<b>&"x"'
@@ -183,11 +183,14 @@ def test_two_deletion_vectors_in_one_puffin_file(tmp_path: Path) -> None:
         assert f"p={p}" in row and row.rstrip().endswith(files[p])
     # ... and its own graph node, each with one red edge to its data file
     g = diff_graph(d)
-    nodes = re.findall(r'"(f\d+)" \[label="([^"]*)"', g.dot)
-    dv_nodes = {n for n, label in nodes if puffin in label}
+    nodes = re.findall(r'"(f\d+)" \[label="([^"]*)"[^\]]*tooltip="([^"]*)"', g.dot)
+    dv_nodes = {n for n, _, tip in nodes if puffin in tip}
     assert len(dv_nodes) == 2
-    assert {f"{puffin}@{offsets['p=a']}", f"{puffin}@{offsets['p=b']}"} <= set(
-        ln.split("\\n")[0] for _, ln in nodes)
+    # the label names the file shortened in the middle, the tooltip in full (table-relative)
+    assert {f"{middle(puffin)}@{offsets['p=a']}", f"{middle(puffin)}@{offsets['p=b']}"} <= set(
+        label.split("\\n")[0] for _, label, _ in nodes)
+    assert {f"data/{puffin}@{offsets['p=a']}", f"data/{puffin}@{offsets['p=b']}"} <= set(
+        tip for _, _, tip in nodes)
     applies = re.findall(r'"(f\d+)" -> "(f\d+)" \[label=" applies to "', g.dot)
     assert sorted(src for src, _ in applies) == sorted(dv_nodes)
     assert len({dst for _, dst in applies}) == 2

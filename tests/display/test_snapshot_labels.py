@@ -4,6 +4,7 @@ instead of printing a temporary path."""
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -131,3 +132,38 @@ def test_a_wide_metadata_tree_is_drawn_left_to_right(tmp_path: Path) -> None:
     top_down = Graph(metadata_tree_figure(t.metadata_tree()).dot, "", title="").svg()
     assert top_down is not None and svg_width_px(top_down) > FIT_WIDTH_PX
     assert 'rankdir="LR"' in fig.dot and svg_width_px(svg) < svg_width_px(top_down)
+
+
+def test_a_wide_metadata_graph_is_drawn_left_to_right(tmp_path: Path) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long, p long", partition_by=["p"])
+    for i in range(5):   # five snapshots side by side top-down
+        t.append(pa.table({"id": pa.array([i, i + 1], pa.int64()),
+                           "p": pa.array([2 * i, 2 * i + 1], pa.int64())}))
+    fig = metadata_graph_figure(t.metadata_graph([s.snapshot_id for s in t.snapshots]))
+    top_down = Graph(fig.dot, "", title="").svg()
+    if top_down is None:
+        pytest.skip("no graph renderer")
+    svg = fig.svg()
+    assert svg is not None and svg_width_px(top_down) > FIT_WIDTH_PX
+    assert 'rankdir="LR"' in fig.dot and svg_width_px(svg) < svg_width_px(top_down)
+
+
+def test_no_drawing_carries_the_tables_path(tmp_path: Path) -> None:
+    t = _table(tmp_path, 3)
+    t.delete("id = 1", mode="merge-on-read")
+    ids = _ids(t)
+    shown = [t.snapshots, t.history, t.metadata_log, t.metadata_tree(),
+             t.metadata_graph(ids[-3:]), t.diff(ids[0], ids[-1]), t.compare_layouts()]
+    with icenb.set_options(display_graph_renderer="auto"):
+        for obj in shown:
+            html = mimebundle(obj)["text/html"]
+            svgs = [base64.b64decode(x).decode() for x in
+                    re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", html)]
+            assert svgs, type(obj).__name__
+            for svg in svgs:   # titles, labels and tooltips: file names relative to the table
+                assert str(tmp_path) not in svg, type(obj).__name__
+            # no 19-digit id in a title: snapshots are S1, S2, ... in a small table
+            for title in re.findall(r'class="icenb-title">([^<]*)<', html):
+                assert not re.search(r"\d{15,}", title), (type(obj).__name__, title)
+            assert str(tmp_path) not in "".join(
+                re.findall(r'class="icenb-title">([^<]*)<', html))

@@ -136,3 +136,11 @@ def table_place(name: str | None, location: str) -> str:
     tmp = _tempfile.gettempdir().rstrip("/").replace("\\", "/").split("/")[-1]
     parent_in_tmp = len(parts) >= 3 and parts[-3] == tmp
     return parts[-1] if parent_in_tmp or parts[-2] == tmp else "/".join(parts[-2:])
+
+
+def middle(name: str, limit: int = 36) -> str:
+    """A long file name shortened in the middle, for node labels (uuids make names long)."""
+    if len(name) <= limit:
+        return name
+    tail = limit // 2
+    return name[: limit - tail - 1] + "…" + name[len(name) - tail:]
