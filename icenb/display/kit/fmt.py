@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import tempfile as _tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from icenb.labels import counted, more, t
@@ -117,11 +117,6 @@ def snapshot_label(metadata: Any, snapshot_id: int | None) -> str:
     ``.snapshots`` (TableMetadata, Table.snapshots) or a sequence of snapshots."""
     snaps = getattr(metadata, "snapshots", metadata)
     return label_for(snaps if snaps is not None else (), snapshot_id)
-
-
-def snapshot_legend(labels: Mapping[int, str], ids: Iterable[int]) -> str:
-    """``S3 = 4529786241548886330, S7 = ...``: the full ids behind the labels of ``ids``."""
-    return ", ".join(f"{labels[i]} = {i}" for i in dict.fromkeys(ids) if i in labels)
 
 
 def table_place(name: str | None, location: str) -> str:
