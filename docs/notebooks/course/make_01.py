@@ -524,6 +524,8 @@ for m in listing.to_pylist():
               f" sequence_number={e['sequence_number']!s:4} file_sequence_number="
               f"{e['file_sequence_number']!s:4} {f['record_count']} row(s), ts_day="
               f"{f['partition']['ts_day']}")
+print("files a scan of this snapshot reads:", orders.scan().plan().files_selected,
+      "(DELETED entries are not used in a scan)")
 """),
     md("anatomy-delete-explained", """
 A manifest entry's `status` says what the snapshot that wrote it did (spec: *Manifest Entry
