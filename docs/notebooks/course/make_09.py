@@ -293,7 +293,7 @@ print(json.dumps(shown(created), indent=1))"""),
 Every required released field is there: `view-uuid`, `format-version` 1, `location`,
 `schemas`, `current-version-id`, `versions` (with `schema-id`, `default-namespace` and the
 optional `default-catalog` on the version), `version-log`. The summary carries `engine-name`
-and `engine-version` (and `operation`, which the reference implementation also writes). The
+and `engine-version` (and `operation`, the key the draft required). The
 file itself is gzip-compressed JSON, as Iceberg Java writes view metadata.
 
 **Predict before you run:** the spec's second step replaces the SQL with one that names the
