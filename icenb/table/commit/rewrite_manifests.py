@@ -37,10 +37,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.compute as pc
+
 from icenb.catalog import Catalog, Identifier, LoadedTable
 from icenb.errors import UnsupportedVersion, ValidationError
 from icenb.io.file_io import FileIO
-from icenb.io.manifest_reader import read_manifest_list
+from icenb.io.manifest_reader import read_manifest_entries, read_manifest_list
 from icenb.reprs import safe_repr
 from icenb.spec.manifest import EntryStatus, ManifestContent, ManifestEntry, ManifestFile
 from icenb.spec.partition_spec import PartitionSpec
@@ -58,19 +60,19 @@ from icenb.spec.snapshot import (
 )
 from icenb.spec.table_metadata import TableMetadata
 from icenb.spec.values import sort_key
-from icenb.table.commit.merging import read_entries
 from icenb.table.commit.producer import (
     SnapshotProducer,
     add_totals,
     branch_snapshot,
     commit_to_table,
 )
+from icenb.table.scan.planning import content_files_of
 
 if TYPE_CHECKING:
     from icenb.table.table import Table
 
 __all__ = ["DEFAULT_MANIFEST_TARGET_SIZE", "RewriteManifests", "RewriteManifestsResult",
-           "committed_note", "refuse_v4",
+           "committed_note", "existing_entries", "refuse_v4",
            "rewrite_manifests"]
 
 #: Java's ``commit.manifest.target-size-bytes`` default (8 MiB).
@@ -166,6 +168,22 @@ def _cuts(keys: Sequence[Any], n: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
+def existing_entries(io: FileIO, manifests: Sequence[ManifestFile], metadata: TableMetadata
+                     ) -> list[ManifestEntry]:
+    """The live entries of ``manifests`` (read together, decoded in parallel) as EXISTING
+    entries: snapshot ids, sequence numbers and first row ids made explicit and kept (spec:
+    Sequence Number Inheritance, First Row ID Inheritance)."""
+    table = read_manifest_entries(io, manifests, metadata.format_version)
+    if table.num_rows == 0:
+        return []
+    live = table.filter(pc.not_equal(table.column("status"), int(EntryStatus.DELETED)))
+    files = content_files_of(live, metadata.specs_by_id, metadata.schema)
+    columns = [live.column(c).to_pylist()
+               for c in ("snapshot_id", "sequence_number", "file_sequence_number")]
+    return [ManifestEntry(EntryStatus.EXISTING, sid, seq, fseq, f)
+            for sid, seq, fseq, f in zip(*columns, files, strict=True)]
+
+
 class RewriteManifests(SnapshotProducer):
     """Replace data manifests by manifests clustered by partition (see the module)."""
 
@@ -233,9 +251,7 @@ class RewriteManifests(SnapshotProducer):
                                   field="partition_spec_id",
                                   value=manifests[0].partition_spec_id,
                                   file=manifests[0].manifest_path)
-        entries = [ManifestEntry(EntryStatus.EXISTING, e.snapshot_id, e.sequence_number,
-                                 e.file_sequence_number, e.data_file)
-                   for m in manifests for e in read_entries(self._io, m, base) if e.is_live]
+        entries = existing_entries(self._io, manifests, base)
         self._entries += len(entries)
         part_key = _partition_key(spec, base.schema)
         entries.sort(key=lambda e: part_key(e.data_file.partition))
