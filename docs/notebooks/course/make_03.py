@@ -209,7 +209,18 @@ for f in readings.inspect.files().to_pylist():
 A promotion is also refused when the column is the source of a partition field whose transform
 would give a different value after it (spec: *Schema Evolution*): `bucket[N]` hashes `34` and
 `34L` alike (Appendix B hashes an `int` as a `long`, lesson 02), so an `int` bucket source may
-become `long`; a `date` source of `bucket` may not become `timestamp`.
+become `long`; a `date` source of `bucket` may not become `timestamp`. The allowed case, acted:
+`34` appended as an `int`, the column promoted, `34` appended as a `long` — the same bucket.
+"""),
+    code("schema-promotion-partition", """
+keyed = wh.create_table("lab.keyed", "k int", partition_by=["bucket(4, k)"])
+keyed.append([{"k": 34}])
+with keyed.update_schema() as update:
+    update.update_column("k", "long")
+keyed.append([{"k": 34}])
+for f in keyed.inspect.files().to_pylist():
+    k_in_file = pq.read_schema(f["file_path"].replace("file://", "")).field("k").type
+    print(f"k stored as {k_in_file} -> partition {f['partition']}")
 """),
     md("schema-reorder-md", """
 ## 4. Reordering
