@@ -145,13 +145,16 @@ dry = t.expire_snapshots(older_than=older_than, dry_run=True)
 print("would expire:", sorted(name[s] for s in dry.expired_snapshot_ids),
       "| removes refs:", list(dry.removed_refs))
 print("same as the walk above:", sorted(name[s] for s in dry.expired_snapshot_ids) == expire)
+replaced = next(e.file.file_path for _, e in t.metadata_tree().entries()
+                if e.status.name == "DELETED")   # S2's file, which S3 rewrote
+print("the file S3 replaced is still on disk:", t.io.exists(replaced))
 {kind: n for kind, n in dry.counts.items() if n}"""),
     md("maint-expire-before-md", """
-**Before**: the metadata graph of `main`'s last snapshots: manifests reused across
-snapshots (EXISTING) are drawn once. S2's data file is still referenced by S2 (through `q1`)
-though S3 removed it from the table."""),
+**Before**: the metadata graph of every snapshot of `main`, each manifest and file drawn once
+(a manifest reused by a later snapshot gets an EXISTING edge). S2's data file is still
+referenced by S2 (through `q1`) though S3 removed it from the table."""),
     code("maint-expire-before", """
-t.metadata_graph()"""),
+t.metadata_graph([s.snapshot_id for s in t.metadata.ancestors(t.refs["main"].snapshot_id)])"""),
     code("maint-expire-act", """
 result = t.expire_snapshots(older_than=older_than)
 print("expired:", sorted(name[s] for s in result.expired_snapshot_ids))
@@ -162,10 +165,15 @@ t.snapshots"""),
 files are exactly those no kept snapshot reaches: S1's and S2's manifest lists, the manifest S2
 added and the data file S3 had replaced. S1's data file stays: S3 and later still read it.
 Until the expiry, the replaced file sat on disk unchanged: a file is written once, never altered
-or renamed, and leaves only by deletion (*File System Operations*). Every ref still reads:"""),
+or renamed, and leaves only by deletion (*File System Operations*). Every ref still reads.
+The graph of `main` has lost S1 and S2, their manifest lists and the manifest only S2
+had; S3's manifest still records S2's data file as a DELETED entry (the history of S3), but
+the file itself is gone from disk:"""),
     code("maint-expire-after", """
 for ref in ("main", "release", "exp"):
-    print(f"{ref:8}", t.at(ref).count(), "rows")"""),
+    print(f"{ref:8}", t.at(ref).count(), "rows")
+print("the file S3 replaced is still on disk:", t.io.exists(replaced))
+t.metadata_graph([s.snapshot_id for s in t.metadata.ancestors(t.refs["main"].snapshot_id)])"""),
     md("maint-orphans-md", """
 ## Orphan files
 
