@@ -511,6 +511,24 @@ future = PartitionSpec(spec_id=0, fields=(PartitionField(
 print("unknown transform zorder[2]: inclusive", project_inclusive(future, scratch.schema,
       parse("id = 5")), "| strict", project_strict(future, scratch.schema, parse("id = 5")))
 """),
+    md("pruning-float-partitions-md", """
+Partition values of `float` and `double` columns are equal only when their IEEE 754 bits are
+equal, NaNs normalized first (spec: *Scan Planning*, note 3): `0.0` and `-0.0` are two
+partitions. A filter `x = 0.0` matches rows of both (as numbers they are equal), so planning
+keeps both files:
+""", """
+`float` 和 `double` 列的分区值只有在 IEEE 754 位模式相同时才相等（先规范化 NaN；
+规范：*Scan Planning*，
+注 3）：`0.0` 和 `-0.0` 是两个分区。过滤条件 `x = 0.0` 匹配两者的行（作为数值它们相等），
+所以扫描计划保留两个文件：
+"""),
+    code("pruning-float-partitions", """
+floats = wh.create_table("web.floats", "x double, n long", partition_by=["x"])
+floats.append([{"x": 0.0, "n": 1}, {"x": -0.0, "n": 2}, {"x": float("nan"), "n": 3}])
+print("partitions:", [str(f["partition"]["x"]) for f in floats.inspect.files().to_pylist()])
+print("x = 0.0 plans", floats.scan("x = 0.0").plan().files_selected, "files and reads",
+      floats.scan("x = 0.0").to_arrow().to_pylist())
+"""),
     md("pruning-sorting-md", """
 ### Sorting
 
