@@ -91,7 +91,7 @@ rows(zoo)"""),
     md("deletes-seq-tree-md", """
 The old Grizzly is gone and the new one survived. The metadata tree shows why: the
 equality delete file was committed at sequence number 2; it applies to the file of S1 (data
-sequence number 1 < 2) and not to the file of S3 (3 is not < 2). The table beside the drawing
+sequence number 1 < 2) and not to the file of S3 (3 is not < 2). The table below the drawing
 lists each file's data sequence number and what each delete file applies to."""),
     code("deletes-seq-tree", """
 zoo.metadata_tree()"""),
@@ -101,7 +101,8 @@ files(zoo)"""),
 Where does a file's data sequence number come from? A manifest entry is written with
 `null` and **inherits** the sequence number of its manifest from the manifest list when it is
 read (spec: *Sequence Number Inheritance*) — that is what lets a writer reuse its manifests when
-a commit is retried (lesson 05). The snapshots, their sequence numbers and their manifests:"""),
+a commit is retried (lesson 05; lesson 01 prints a raw manifest with those nulls). The
+snapshots and their sequence numbers:"""),
     code("deletes-seq-inherit", """
 pd.DataFrame([
     {"snapshot": f"S{i}", "operation": s.summary.operation, "sequence number": s.sequence_number}
@@ -155,7 +156,8 @@ When does a writer delete, by position, a row it writes in the same commit? A st
 upsert does: Flink, for instance, when one key is upserted twice before a commit, deletes the
 first version by position in the file it is still writing. No public icenb write does that, so
 we build such a commit with icenb's own building blocks (the row-delta producer a merge-on-read
-write uses): one new data file with two rows, and a DV of that same file deleting row 1.
+write uses): one new data file with two rows, and a DV of that same file deleting its first
+row (position 0).
 
 *Predict before you run: both files get sequence number 2. Does the DV apply?*
 """),
@@ -362,7 +364,8 @@ print("columns:", stored.column_names, "| field ids:",
     md("deletes-stats-explain", """
 Teddy was row 1 of the first file (positions start at 0), so the position delete file's
 `pos` bounds are both 1. The zoo's equality delete files have `id` bounds 3..3 and 1..1: a scan
-for `id = 2` could skip both of them without reading them."""),
+for `id = 2` could skip both of them without reading them (the spec allows that skip; it does
+not require it, and icenb's planner still hands them to the reader)."""),
     md("deletes-dv-bitmap-md", """
 And inside the DV of table (b)? A bitmap of deleted positions (spec: *Deletion Vectors*), stored
 as a `deletion-vector-v1` blob of a Puffin file. Positions are 64-bit; the bitmap splits each into
@@ -436,6 +439,14 @@ print("rewritten:", result.rewritten_delete_files_count,
       "operation:", legacy.current_snapshot.summary.operation)
 icenb.side_by_side(before, deletes_by_data_file(legacy),
                    titles=["before: upgraded to v3", "after rewrite_position_deletes"])"""),
+    md("deletes-rewrite-pos-explain", """
+Both position delete files were removed and each data file now has one DV holding all its
+deleted positions: for `data ids 1-3`, Teddy (from the first file) and Grizzly (from the
+second), merged into one bitmap. The rows read are
+unchanged — a rewrite of deletes is a `replace` commit (spec, *Snapshots*: files added and
+removed *without changing table data*):"""),
+    code("deletes-rewrite-pos-rows", """
+legacy.to_pandas().sort_values("id", ignore_index=True)"""),
     md("deletes-rewrite-pos-puffin-md", """
 Where do the two DVs live? A Puffin file may hold many DVs, each found by its offset and
 length (spec: *Deletion Vectors*: there are no restrictions on the data files that DVs in the same
@@ -446,14 +457,6 @@ print(len(dvs), "DVs in", len({d.file_path for d in dvs}), "Puffin file(s)")
 print("distinct offsets:", len({d.content_offset for d in dvs}) == len(dvs),
       "| first blob at offset", min(d.content_offset for d in dvs),
       "(after the file's 4-byte magic)")"""),
-    md("deletes-rewrite-pos-explain", """
-Both position delete files were removed and each data file now has one DV holding all its
-deleted positions: for `data ids 1-3`, Teddy (from the first file) and Grizzly (from the
-second), merged into one bitmap. The rows read are
-unchanged — a rewrite of deletes is a `replace` commit (spec, *Snapshots*: files added and
-removed *without changing table data*):"""),
-    code("deletes-rewrite-pos-rows", """
-legacy.to_pandas().sort_values("id", ignore_index=True)"""),
     md("deletes-widget-md", """
 ## The Deletes widget
 

@@ -298,7 +298,12 @@ logs.snapshots"""),
     md("maint-wap-explain", """
 A new snapshot: its parent had moved, so the staged append's files were re-added on top of
 `main`'s head (as a retried append would be). Had `main` not moved, publishing would simply
-fast-forward `main` to the staged snapshot. Publishing `audit-1` a second time is refused."""),
+fast-forward `main` to the staged snapshot. Publishing `audit-1` a second time is refused:"""),
+    code("maint-wap-again", """
+try:
+    logs.publish_changes("audit-1")
+except icenb.errors.ValidationError as e:
+    print(type(e).__name__, "-", e.message)"""),
     md("maint-operations-md", """
 ## The four snapshot operations
 
