@@ -358,6 +358,32 @@ deletes.assign(live_ids_of_its_data_file=deletes["referenced_data_file"].map(liv
 One live delete file remains: a Puffin DV holding **both** positions (ids 3 and 4); the v2
 position delete file was removed in the same commit. The manifest records the DV's
 `referenced_data_file`, `content_offset` and `content_size_in_bytes`, fields v3 added."""),
+    md("versions-v3-multi-file", """
+A v2 position delete file may cover **several** data files. Appendix E: such files "need to be
+kept in table metadata until all deletes are replaced by DVs". A small table shows it: a v2
+merge-on-read delete of one row in each of two files, then, on v3, one more delete in the first
+file.
+
+**Predict before you run:** after the v3 delete, how many live delete files will the table
+have?"""),
+    code("versions-v3-multi-file-act", """
+orders = wh.create_table("course.orders", "id long not null", format_version=2)
+orders.append([{"id": i} for i in range(3)])
+orders.append([{"id": i} for i in range(3, 6)])
+orders.delete("id = 1 or id = 4", mode="merge-on-read")  # one position delete file, two data files
+orders.upgrade(3)
+orders.delete("id = 2", mode="merge-on-read")  # the first data file now gets a DV
+live = orders.inspect.delete_files().to_pandas()
+display(live.assign(covers=live["referenced_data_file"].map(
+    lambda p: "one data file" if isinstance(p, str) else "several data files"))[
+    ["content", "file_format", "record_count", "covers"]])
+print("rows:", sorted(r["id"] for r in orders.to_arrow().to_pylist()))"""),
+    md("versions-v3-multi-file-explain", """
+Two: the new DV of the first data file holds two positions (id 1, carried over from the
+position delete file, and id 2), and the Parquet position delete file stays, because it still
+deletes id 4 in the second file. For the first file a reader may ignore it ("readers can safely
+ignore position delete files if there is a DV for a data file"); the rows read right either
+way."""),
     code("versions-v3-fields", """
 v3_list = avro_fields(events.current_snapshot.manifest_list)
 v3_manifest = avro_fields(events.inspect.manifests().to_pylist()[0]["path"])
@@ -423,6 +449,32 @@ and 7 moved without change and keep theirs. (An upsert through **equality delete
 exception: the spec treats it as a delete plus a brand-new row with a new id — notebook
 `07-investigating-a-table`, cell `7b01623d`, shows it.)"""),
 
+    md("lineage-retry", """
+## Row ids and a retried commit
+
+Row ids come from the table's `next-row-id` at commit time, so a commit that loses a race must
+take new ones: "if a commit is retried, the `first-row-id` must be reassigned based on the
+table's current `next-row-id`" (*Snapshot Row IDs*). Because new files are written with null
+ids (inherited on read), the retry rewrites neither data files nor manifests, only the manifest
+list (*Row Lineage*: "inheritance is used to allow writing data and manifest files before values
+are known").
+
+**Predict before you run:** `events` was loaded before another writer appends. What
+`first-row-id` will its own append get?"""),
+    code("lineage-retry-act", """
+stale_next_row_id = events.metadata.next_row_id
+other_writer = wh.table("course.events")
+other_writer.append([{"id": 12, "kind": "click"}])
+events.append([{"id": 13, "kind": "click"}])  # planned on the older state
+print("next-row-id when events was loaded:", stale_next_row_id)
+print("other writer: first-row-id", other_writer.current_snapshot.first_row_id,
+      " added-rows", other_writer.current_snapshot.added_rows)
+print("events: attempts", events.last_commit.attempts,
+      " first-row-id", events.current_snapshot.first_row_id)"""),
+    md("lineage-retry-explain", """
+The first attempt of `events` used the `next-row-id` it had loaded; the catalog refused it (the
+table had moved on), and the retry took the ids after the other writer's — no two rows share an
+id. Lesson 05 is about such races in general."""),
     md("lineage-example", """
 ## The spec's row lineage example, number for number
 
