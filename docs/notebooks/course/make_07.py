@@ -38,10 +38,12 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 import icenb
 from icenb.exercise import check
 from icenb.io.avro import avro_file_metadata, read_avro_tables
+from icenb.spec.manifest import EntryStatus
 
 ROOT = tempfile.mkdtemp(prefix="icenb-course-")
 wh = icenb.warehouse(ROOT)
@@ -305,6 +307,9 @@ records = avro_records(events.current_snapshot.manifest_list,
                        ["manifest_path", "content", "added_snapshot_id", "added_rows_count",
                         "existing_rows_count", "first_row_id"])
 display(records.assign(added_snapshot_id=records["added_snapshot_id"].map(labels)))
+appended = lineage(events.scan("id = 9", columns=["_file"]))["_file"].iloc[0]
+print("columns in the appended file:",
+      pq.read_schema(appended.removeprefix("file://")).names)  # no lineage columns
 lineage(events.scan(columns=[*lineage_columns, "_pos"])).sort_values("_row_id")"""),
     md("versions-v3-explain", """
 The append added one row, yet `added-rows` is 10, every row in the table's data files
@@ -400,6 +405,26 @@ with events.update_schema() as u:
     u.add_column("seen_at", "timestamp_ns")
 events.append([{"id": 11, "kind": "signup"}])
 events.scan(columns=["id", "kind", "country", "seen_at"]).to_pandas().sort_values("id").tail(4)"""),
+    md("versions-v3-types", """
+The other v3 types are schema changes of the same kind. **Predict before you run:** which of
+them does a v2 table accept?"""),
+    code("versions-v3-types-act", """
+new_types = ["variant", "unknown", "geometry", "geography", "timestamptz_ns"]
+typed = wh.create_table("course.typed", "id long", format_version=2)
+for kind in new_types:
+    try:
+        with typed.update_schema() as u:
+            u.add_column(f"c_{kind}", kind)
+    except icenb.errors.ValidationError as e:
+        print("v2:", str(e).split(" (field")[0])
+typed.upgrade(3)
+with typed.update_schema() as u:
+    for kind in new_types:
+        u.add_column(f"c_{kind}", kind)
+print(typed.schema)"""),
+    md("versions-v3-types-explain", """
+None on v2; all of them once the table is v3. (This lesson only declares the columns: icenb
+does not write values of every new type yet.)"""),
     md("versions-v3-transforms", """
 Two more v3 rules concern partition transforms. A transform of several columns writes
 `source-ids` (a list) instead of `source-id` in the partition field JSON, and "all readers are
@@ -442,10 +467,20 @@ before = lineage(events.scan(columns=lineage_columns)).set_index("id")
 events.update({"kind": "purchase"}, "id = 6", mode="copy-on-write")
 after = lineage(events.scan(columns=lineage_columns)).set_index("id")
 print("sequence number of the update:", events.current_snapshot.sequence_number)
+for m in events.inspect.manifests().to_pylist():  # the update's manifests, as written
+    if m["added_snapshot_id"] == events.current_snapshot.snapshot_id:
+        written = avro_records(m["path"], ["status", "data_file.record_count",
+                                           "data_file.first_row_id"])
+        print([(EntryStatus(r["status"]).name, r["data_file"]["first_row_id"])
+               for r in written.to_dict("records")])
 before.add_suffix(" before").join(after.add_suffix(" after")).loc[[5, 6, 7]]"""),
     md("lineage-rules-explain", """
 All three keep their ids; only id 6, the modified row, takes the update's sequence number; 5
-and 7 moved without change and keep theirs. (An upsert through **equality deletes** is the
+and 7 moved without change and keep theirs. In the manifests the update wrote, the new file is
+ADDED with a null `first_row_id` (its rows carry their ids in the file) and the old file is
+DELETED with its inherited `first_row_id` written out (*First Row ID Inheritance*: "the
+inherited value of `first_row_id` must be written into data file metadata when creating
+existing and deleted entries"). (An upsert through **equality deletes** is the
 exception: the spec treats it as a delete plus a brand-new row with a new id — notebook
 `07-investigating-a-table`, cell `7b01623d`, shows it.)"""),
 
