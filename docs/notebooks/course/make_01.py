@@ -469,17 +469,19 @@ for m in orders.inspect.manifests().to_pylist():
           f" ts_day from {days['lower_bound']} to {days['upper_bound']}")
 """),
     md("anatomy-second-append-explained", """
-A **fast append** writes one new manifest for the new file and lists the old manifest again,
-unchanged: two manifests, and nothing old was rewritten. The new file's data sequence number is
-2 (the second commit); the first two files keep 1. Sequence numbers order commits and decide
-which deletes apply to which files (spec: *Sequence Numbers*; lesson 04). The graph draws both
-snapshots sharing the first manifest:
+The append writes one new manifest for the new file and lists the old manifest again, unchanged:
+two manifests, and nothing old was rewritten. (An append merges small manifests only once there
+are many: `commit.manifest.min-count-to-merge`, 100 by default, as Iceberg Java's merge append
+does.) The new file's data sequence number is 2 (the second commit); the first two files keep 1.
+Sequence numbers order commits and decide which deletes apply to which files (spec: *Sequence
+Numbers*; lesson 04). The graph draws both snapshots sharing the first manifest:
 """, """
-**快速追加**为新文件写一个新清单，并原样再次列出旧清单：两个清单，没有改写任何旧文件。新文件的数
-据序列号是 2
-（第二次提交）；前两个文件仍是 1。序列号给提交排序，并决定哪些删除作用于哪些文件（规范
-：*Sequence Numbers*；
-第 04 课）。下图画出两个快照共享第一个清单：
+追加为新文件写一个新清单，并原样再次列出旧清单：两个清单，没有改写任何旧文件。
+（只有清单很多时追加才会
+合并小清单：`commit.manifest.min-count-to-merge`，默认 100，与 Iceberg Java 的 merge append 一样。）
+新文件的数据序列号是 2（第二次提交）；前两个文件仍是 1。序列号给提交排序，
+并决定哪些删除作用于哪些文件
+（规范：*Sequence Numbers*；第 04 课）。下图画出两个快照共享第一个清单：
 """),
     code("anatomy-files-seq", """
 files = orders.scan().plan().files.to_pandas()

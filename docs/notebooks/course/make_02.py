@@ -132,8 +132,9 @@ one_day[["ts_day", "customer_id_bucket", "record_count"]].sort_values(
 
 Each daily append wrote its own manifest, so the manifest list holds 30 manifests, each
 summarizing one day. (The table was created with `commit.manifest-merge.enabled=false` so that
-they stay apart: by default an append merges small manifests, as Iceberg Java's merge append
-does; lesson 06 rewrites manifests on purpose.)
+they stay apart: by default an append merges small manifests once there are 100 of them, and
+those of an older partition spec at once, as Iceberg Java's merge append does; lesson 06 rewrites
+manifests on purpose.)
 
 *Predict before you run:* the query asks for `ts >= 2026-11-25T00:00Z`. How many of the 30
 manifests will planning skip?
@@ -141,9 +142,9 @@ manifests will planning skip?
 ## 1. 跳过清单：按 `ts` 过滤
 
 每天的追加写了自己的清单，所以清单列表里有 30 个清单，每个概括一天。（建表时设置了
-`commit.manifest-merge.enabled=false`，让它们保持分开：默认情况下追加会合并小清单，
-和 Iceberg Java 的
-merge append 一样；第 06 课会专门改写清单。）
+`commit.manifest-merge.enabled=false`，让它们保持分开：默认情况下，
+小清单达到 100 个时追加会合并它们，
+旧分区规范的清单则立即合并，与 Iceberg Java 的 merge append 一样；第 06 课会专门改写清单。）
 
 *先预测再运行*：查询条件是 `ts >= 2026-11-25T00:00Z`。扫描计划会跳过 30 个清单中的几个？
 """),
