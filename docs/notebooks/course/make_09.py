@@ -319,13 +319,24 @@ version 1, it added version 2 and moved `current-version-id`.
 *Metadata Location*: the replace wrote a **new** metadata file and swapped the catalog's pointer
 to it atomically; "readers use the version of the view that was current when they loaded the
 view metadata and are not affected by changes until they refresh" — the second reader above
-kept version 1 until `refresh()`.
+kept version 1 until `refresh()`. Writers, too, commit "optimistically, assuming that the
+current metadata location will not be changed": two writers that loaded the same metadata
+change the view at once.
 
 ## The version log and a rollback
 
 *Version log*: "a version can appear multiple times in the version log, indicating that the
 view definition was rolled back". The log records when each version became **current**, which
-is not when it was created.
+is not when it was created."""),
+    code("view-race", """
+writer_a, writer_b = wh.view("default.event_agg"), wh.view("default.event_agg")
+writer_a.update_properties({"owner": "analytics"})
+writer_b.update_properties({"reviewed": "yes"})  # planned on the state before writer_a's swap
+print(sorted(wh.view("default.event_agg").properties.items()))"""),
+    md("view-race-explain", """
+Writers swap optimistically: `writer_b` built its change on metadata that was no longer
+current, so its swap failed and icenb rebuilt the change on the new metadata and swapped again;
+both properties are there, nothing was lost. Now the version log after a rollback.
 
 **Predict before you run:** after rolling back to version 1, how many versions and how many log
 entries will the view have?"""),
