@@ -249,9 +249,10 @@ by `w1`'s delete, and re-applying it would resurrect row 11. The second was re-a
 new state: the appended file was not among the files it replaces, and the appended row is
 still there (a compaction never drops rows it did not read)."""),
     md("conc-schema-md", """
-## 6. Two schema changes
+## 6. Two schema changes, two partition spec changes
 
-*Predict before you run: `w1` and `w2` each add a column. Does the second one commit?*"""),
+*Predict before you run: `w1` and `w2` each add a column. Does the second one commit? And when
+each adds a partition field?*"""),
     code("conc-schema-act", """
 w1 = wh.table("bank.payments")
 w2 = wh.table("bank.payments")
@@ -262,10 +263,22 @@ try:
         u.add_column("memo", "string")
 except icenb.errors.CommitConflict as e:
     print("CommitConflict:", e.message)
-print("columns:", [f.name for f in t.refresh().schema.fields])"""),
+print("columns:", [f.name for f in t.refresh().schema.fields])
+
+w1 = wh.table("bank.payments")
+w2 = wh.table("bank.payments")
+with w1.update_spec() as u:
+    u.add_field("bucket(4, id)")
+try:
+    with w2.update_spec() as u:
+        u.add_field("truncate(10, amount)")
+except icenb.errors.CommitConflict as e:
+    print("CommitConflict:", e.message)
+print("partition fields:", [f.name for f in t.refresh().spec.fields])"""),
     md("conc-schema-explain", """
-Refused, as the spec requires: a schema change is validated against the schema it was
-based on, and that schema is no longer current. (Re-applying "add column `memo`" blindly could
+Both refused, as the spec requires: a schema change is validated against the schema it was
+based on, and that schema is no longer current; a partition spec change, likewise, against the
+default spec it was based on. (Re-applying "add column `memo`" blindly could
 collide with a concurrent change of the same column; the writer must look again.)"""),
     md("conc-exercises-md", """
 ## Exercises"""),
