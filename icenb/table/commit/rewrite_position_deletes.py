@@ -48,9 +48,8 @@ from icenb.spec.expressions import Expression
 from icenb.spec.manifest import DataFile, EntryStatus, FileContent, ManifestContent, ManifestFile
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
-from icenb.table.commit.merging import read_entries
 from icenb.table.commit.producer import branch_snapshot, commit_to_table
-from icenb.table.commit.rewrite_manifests import committed_note, refuse_v4
+from icenb.table.commit.rewrite_manifests import committed_note, existing_entries, refuse_v4
 from icenb.table.commit.row_delta import RowDelta
 from icenb.table.commit.validation import FileFilter, as_expression
 from icenb.table.scan.planning import content_files_of
@@ -97,6 +96,14 @@ class RewritePositionDeletes(RowDelta):
     def operation(self) -> str:
         return str(Operation.REPLACE)
 
+    def _filter_manifest(self, base: TableMetadata, m: ManifestFile, snapshot_id: int,
+                         flt: FileFilter | None, min_data_seq: int | None,
+                         removed_paths: set[str]) -> tuple[ManifestFile, list[DataFile]]:
+        """Only delete files are replaced: data manifests are kept unread."""
+        if m.content == ManifestContent.DATA:
+            return m, []
+        return super()._filter_manifest(base, m, snapshot_id, flt, min_data_seq, removed_paths)
+
 
 def content_size(f: DataFile) -> int:
     """A delete file's content bytes: a DV's blob, else the file's size (Java's
@@ -134,15 +141,12 @@ class _Plan:
 
 def _live_deletes(io: FileIO, md: TableMetadata, manifests: Sequence[ManifestFile]
                   ) -> list[tuple[int, DataFile]]:
-    """The live position delete files of delete ``manifests``, with their data sequence
-    numbers."""
-    out: list[tuple[int, DataFile]] = []
-    for m in manifests:
-        if m.content == ManifestContent.DELETES and (m.has_added_files()
-                                                     or m.has_existing_files()):
-            out.extend((e.sequence_number or 0, e.data_file) for e in read_entries(io, m, md)
-                       if e.is_live and e.data_file.content == FileContent.POSITION_DELETES)
-    return out
+    """The live position delete files of delete ``manifests`` (read together), with their
+    data sequence numbers."""
+    deletes = [m for m in manifests if m.content == ManifestContent.DELETES
+               and (m.has_added_files() or m.has_existing_files())]
+    return [(e.sequence_number or 0, e.data_file) for e in existing_entries(io, deletes, md)
+            if e.data_file.content == FileContent.POSITION_DELETES]
 
 
 def _live_data(io: FileIO, md: TableMetadata, manifests: Sequence[ManifestFile],
