@@ -28,7 +28,7 @@ In this lesson we create a **v1** table, then upgrade it step by step — `t.upg
 `metadata.json`, the fields of the manifest list and manifests (the Avro files), and what a
 writer must now do. On the way we reproduce the spec's **row lineage example** number for
 number. Version 4 is icenb's **EXPERIMENTAL** implementation of the single-file-commits
-proposal (lessons 08 and notebook 06), not an adopted format.
+proposal (lesson 08 and notebook 06), not an adopted format.
 
 Nothing here needs Spark: icenb writes the Parquet files and the metadata itself. Tables live in
 a temporary folder; where a raw JSON shows a location, we print it as `warehouse/...`."""),
@@ -321,7 +321,8 @@ snapshot's `first-row-id` — each taking as many ids as its added and existing 
 row's `_row_id` is its file's `first_row_id` plus its position `_pos` (the five `signup` rows
 of the first append sit at `_pos` 0 to 4 of a file numbered from 5: ids 5 to 9), and
 `_last_updated_sequence_number` is inherited from the file's data sequence number: 0 for the
-rows written while the table was v1 (Appendix E's default), 1 and 2 for the later appends.
+rows written while the table was v1 (Appendix E's default), 1 for the v2 append and 3 for this
+one.
 
 The snapshots from before the upgrade are not modified: read as of then, the rows still have
 no ids."""),
@@ -634,8 +635,7 @@ events.metadata_tree()"""),
     md("versions-v4-explain", """
 The upgrade again changed only `format-version`. The first v4 commit wrote a snapshot with a
 `root-manifest` and no `manifest-list`: the root lists every manifest of the old manifest list
-as EXISTING
-entries (`DATA_MANIFEST` / `DELETE_MANIFEST` content entries, their counts moved into
+as EXISTING entries (`DATA_MANIFEST` / `DELETE_MANIFEST` content entries, their counts moved into
 `manifest_stats`, their `first_row_id` kept) and the appended file **directly** — no manifest
 was rewritten and no new leaf manifest written. Row lineage carries on. The root's records are
 v4 *content entries*, a new field set:"""),
