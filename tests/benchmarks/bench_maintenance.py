@@ -3,8 +3,8 @@
 The table gets APPENDS appends of 100 rows over 10 partitions (one manifest each: merging off)
 and DELETES merge-on-read deletes of one row each (one position delete file each); then both
 rewrites run once, position deletes first (they change the table: a second run has nothing
-to do). Prints the counts
-and seconds; the rows read the same after both. Nothing here asserts on time.
+to do). Prints the counts and seconds; the rows read the same after both. Nothing here asserts
+on time.
 
 Run: ``python tests/benchmarks/bench_maintenance.py`` or
 ``pytest -s tests/benchmarks/bench_maintenance.py``.
