@@ -25,8 +25,8 @@ numbers), "Manifest Lists", "Sequence Numbers", "Row Lineage" (an existing file 
   again on the new head and the manifests the earlier attempt wrote are deleted. Java's
   ``BaseRewriteManifests`` re-validates that every replaced manifest is still in the current
   snapshot and fails when one is gone; the rewrite changes no row, so planning again is safe.
-  (When the new head has nothing left to rewrite - another writer just rewrote it - the commit
-  is a ``replace`` that changes nothing.)
+  When the new head has nothing left to rewrite (another writer just rewrote it), nothing is
+  committed.
 """
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ from icenb.table.scan.planning import content_files_of
 if TYPE_CHECKING:
     from icenb.table.table import Table
 
-__all__ = ["DEFAULT_MANIFEST_TARGET_SIZE", "RewriteManifests", "RewriteManifestsResult",
-           "committed_note", "existing_entries", "refuse_v4",
+__all__ = ["DEFAULT_MANIFEST_TARGET_SIZE", "NothingToRewrite", "RewriteManifests",
+           "RewriteManifestsResult", "committed_note", "existing_entries", "refuse_v4",
            "rewrite_manifests"]
 
 #: Java's ``commit.manifest.target-size-bytes`` default (8 MiB).
@@ -116,6 +116,11 @@ def target_size(properties: Mapping[str, str], given: int | None) -> int:
         raise ValidationError("the target manifest size must be a positive number of bytes",
                               field="target_manifest_size_bytes", value=given)
     return given
+
+
+class NothingToRewrite(Exception):
+    """An attempt found no manifest to rewrite on the branch head (not an error: the commit
+    stops, the operation's files are deleted, and nothing is committed)."""
 
 
 def _groups(manifests: Sequence[ManifestFile], spec_id: int | None, target: int
@@ -228,6 +233,8 @@ class RewriteManifests(SnapshotProducer):
                      else read_manifest_list(self._io, parent, base.format_version))
         target = target_size(base.properties, self._target)
         groups = _groups(manifests, self._spec_id, target)
+        if not groups:  # e.g. another writer rewrote them since: nothing to commit
+            raise NothingToRewrite
         replaced = [m for spec_id in sorted(groups) for m in groups[spec_id]]
         key = (self._snapshot_id, tuple(m.manifest_path for m in replaced))
         if key != self._plan_key:  # first attempt, or a concurrent commit changed them
@@ -298,7 +305,10 @@ def rewrite_manifests(table: Table, *, spec_id: int | None = None,
                                 snapshot_properties=snapshot_properties)
     if not producer.needs_rewrite(md, branch_snapshot(md, branch)):
         return RewriteManifestsResult(0, 0, None)
-    committed = commit_to_table(table, producer)
+    try:
+        committed = commit_to_table(table, producer)
+    except NothingToRewrite:  # found on a retry: the files written are gone, nothing committed
+        return RewriteManifestsResult(0, 0, None)
     snap = committed.metadata.snapshot_for_ref(branch)
     return RewriteManifestsResult(len(producer.replaced_manifests),
                                   len(producer.created_manifests), snap)

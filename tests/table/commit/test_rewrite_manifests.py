@@ -208,3 +208,18 @@ def test_result_reprs(tmp_path: Path) -> None:
     assert "Rewrite manifests" in shown.text and "manifests rewritten" in shown.text
     assert "Rewrite manifests" in shown.html and "<" in shown.html
     assert "nothing to commit" in render(RewriteManifestsResult(0, 0)).text
+
+
+def test_a_rewrite_that_finds_the_work_done_commits_nothing(tmp_path: Path) -> None:
+    """Two writers rewrite at once: the second, retrying on the first one's head, finds a
+    single manifest and commits nothing (and leaves no file behind)."""
+    t = _table(tmp_path)
+    stale = icenb.warehouse(tmp_path).table("db.t")
+    first = t.rewrite_manifests()
+    assert first.snapshot is not None
+    second = stale.rewrite_manifests()
+    assert second == RewriteManifestsResult(0, 0, None)
+    assert stale.current_snapshot == first.snapshot  # the handle shows the catalog's state
+    t.refresh()
+    assert t.current_snapshot == first.snapshot
+    assert _unreferenced_manifests(t) == set()
