@@ -176,8 +176,10 @@ def _scan_plan(plan: ScanPlan) -> Rendered:
     elif n:
         body += h.section(t("Tasks"), task_html, count=str(n))
     subtitle = f"{fmt.plural(n, 'task')} · {fmt.plural(n_deletes, 'delete file')}"
-    title = t("empty") if plan.snapshot_id is None else t("snapshot {id}", id=plan.snapshot_id)
-    html = h.card(t("Scan plan"), title, h.esc(subtitle), body)
+    # titled by what it reads; the snapshot's id is a row of the card (a plan has no table to
+    # give it its short label)
+    title = t("empty") if plan.snapshot_id is None else fmt.plural(n, "task")
+    html = h.card(t("Scan plan"), title, h.esc(fmt.plural(n_deletes, "delete file")), body)
     text = f"{t('Scan plan')} ({subtitle})\n{tx.kv(pairs, indent='  ')}"
     if problem:
         text += f"\n  {problem}"

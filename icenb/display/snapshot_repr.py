@@ -227,10 +227,13 @@ def _snapshot_pairs(s: Snapshot) -> list[tuple[str, str, str]]:
 @register(Snapshot)
 def snapshot_repr(s: Snapshot) -> Rendered:
     """A snapshot card: ids, sequence number, time, operation, manifest list (v4: root
-    manifest) and summary."""
+    manifest) and summary. Titled by its short label S<sequence number> (the label drawings of
+    its table give it: icenb.table.explore.snapshot_labels) when it has one, the full id the
+    card's first row; a v1 snapshot (sequence number 0) by its id."""
     pairs = _snapshot_pairs(s)
     summ = summary_fragment(s.summary)
-    html = h.card(t("Snapshot"), str(s.snapshot_id),
+    short = bool(s.sequence_number) and get_options().display_short_ids_max > 0
+    html = h.card(t("Snapshot"), f"S{s.sequence_number}" if short else str(s.snapshot_id),
                   operation_badge(s.operation) + h.muted(fmt.timestamp(s.timestamp_ms)),
                   h.kv((k, v) for k, v, _ in pairs)
                   + h.section(t("summary"), summ.html, open=True))

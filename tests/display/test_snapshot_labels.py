@@ -167,3 +167,16 @@ def test_no_drawing_carries_the_tables_path(tmp_path: Path) -> None:
                 assert not re.search(r"\d{15,}", title), (type(obj).__name__, title)
             assert str(tmp_path) not in "".join(
                 re.findall(r'class="icenb-title">([^<]*)<', html))
+
+
+def test_a_snapshot_card_is_titled_by_its_label(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    s = t.current_snapshot
+    assert s is not None
+    r = render(s)
+    assert '<span class="icenb-title">S4</span>' in r.html
+    assert f"<code>{s.snapshot_id}</code>" in r.html   # the full id: the card's first row
+    with icenb.set_options(display_short_ids_max=0):
+        assert f'<span class="icenb-title">{s.snapshot_id}</span>' in render(s).html
+    v1 = _table(tmp_path / "v1", 1).current_snapshot   # sequence number 0: by its id
+    assert v1 is not None and f'icenb-title">{v1.snapshot_id}<' in render(v1).html
