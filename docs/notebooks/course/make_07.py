@@ -442,16 +442,20 @@ shapes.append([{"id": i, "kind": "a" if i % 2 else "b"} for i in range(6)])
 document = metadata_json(shapes)
 document["partition-specs"].append({"spec-id": 1, "fields": [
     {"name": "id_kind_zorder", "transform": "zorder", "source-ids": [1, 2], "field-id": 1001}]})
-document.update({"default-spec-id": 1, "last-partition-id": 1001})
+document.update({"default-spec-id": 1, "last-partition-id": 1001,
+                 "encryption-keys": [{"key-id": "k1", "encrypted-key-metadata": "aWNlYmVyZwo="}]})
 hand_written = Path(shapes.metadata_location.removeprefix("file://")).with_name(
     "99999-hand-written.metadata.json")
 hand_written.write_text(json.dumps(document))
 opened = icenb.open(str(hand_written))
 print(opened.spec)
-print("rows with id > 2:", opened.scan("id > 2").to_arrow().num_rows)"""),
+print("rows with id > 2:", opened.scan("id > 2").to_arrow().num_rows)
+print("encryption keys:", [k.key_id for k in opened.metadata.encryption_keys])"""),
     md("versions-v3-transforms-explain", """
 icenb keeps the unknown transform as it is (`zorder(1, 2)`: two source ids) and plans without
-it: the filter is applied to the rows, not through the unknown partition field."""),
+it: the filter is applied to the rows, not through the unknown partition field. The same
+hand-written file also lists a v3 `encryption-keys` entry (`key-id`, `encrypted-key-metadata`):
+icenb reads and keeps the table's key list, though it neither encrypts nor decrypts files."""),
     md("lineage-rules", """
 ## Row lineage: the assignment rules
 
