@@ -261,3 +261,19 @@ def test_random_histories_read_the_same_after_every_rewrite(tmp_path: Path,
             t.upgrade(3)
             t.append([{"id": next_id, "p": "a"}])
             next_id += 1
+
+
+def test_result_cards_in_chinese(tmp_path: Path) -> None:
+    """Both result cards read in Chinese with no English label left."""
+    from icenb.table.commit.rewrite_manifests import RewriteManifestsResult
+    from tests.display._zh import english_labels, has_cjk, visible_text
+
+    t = _table(tmp_path)
+    results = [t.rewrite_position_deletes(), RewriteManifestsResult(4, 1)]
+    with icenb.set_options(language="zh"):
+        for result in results:
+            shown = render(result)
+            for text, is_html in ((shown.text, False), (shown.html, True)):
+                visible = visible_text(text, is_html=is_html)
+                assert has_cjk(visible)
+                assert english_labels(visible) == [], visible
