@@ -51,6 +51,7 @@ __all__ = [
     "field_from_json",
     "field_to_json",
     "is_promotion_allowed",
+    "reserved_field_id_error",
     "schema_from_json",
     "schema_to_json",
     "type_from_json",
@@ -60,6 +61,20 @@ __all__ = [
 #: Largest id a user field may have; larger ids are reserved for metadata columns.
 #: Spec: "Reserved Field IDs" (Integer.MAX_VALUE - 200).
 MAX_FIELD_ID = 2**31 - 1 - 200
+
+
+def reserved_field_id_error(field_id: int, field: str, subject: str | None = None
+                            ) -> ValidationError:
+    """The refusal of an id a table may not use: above :data:`MAX_FIELD_ID` (spec: "Reserved
+    Field IDs") or negative. ``subject`` says whose id it is (default: the field ``field``)."""
+    who = subject or f"field {field!r}"
+    if field_id < 0:
+        return ValidationError(f"{who} has id {field_id}: field ids cannot be negative",
+                               field=field, value=field_id)
+    return ValidationError(
+        f"{who} has id {field_id}, in the range {MAX_FIELD_ID + 1}..{2**31 - 1} (above "
+        f"Integer.MAX_VALUE - 200) reserved for metadata columns such as _file and _pos "
+        f"(spec: Reserved Field IDs)", field=field, value=field_id)
 
 
 def is_promotion_allowed(source: IcebergType, target: IcebergType, format_version: int = 3) -> bool:

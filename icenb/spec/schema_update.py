@@ -28,7 +28,12 @@ from icenb.errors import IcebergError, UnsupportedFeature, ValidationError
 from icenb.reprs import safe_repr
 from icenb.spec import values
 from icenb.spec.partition_spec import PartitionSpec
-from icenb.spec.schema import MAX_FIELD_ID, Schema, is_promotion_allowed
+from icenb.spec.schema import (
+    MAX_FIELD_ID,
+    Schema,
+    is_promotion_allowed,
+    reserved_field_id_error,
+)
 from icenb.spec.sort_order import SortOrder
 from icenb.spec.types import (
     IcebergType,
@@ -239,9 +244,8 @@ class SchemaUpdate:
     def _next_id(self) -> int:
         self._last_column_id += 1
         if self._last_column_id > MAX_FIELD_ID:
-            raise ValidationError("field ids above the reserved range limit are not allowed "
-                                  "(spec: Reserved Field IDs)", field="last-column-id",
-                                  value=self._last_column_id)
+            raise reserved_field_id_error(self._last_column_id, "last-column-id",
+                                          "the next new field")
         return self._last_column_id
 
     def _fresh(self, t: IcebergType, path: str) -> IcebergType:

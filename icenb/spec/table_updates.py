@@ -80,7 +80,13 @@ from icenb.spec.properties import (
     int_property,
     lenient_int_property,
 )
-from icenb.spec.schema import MAX_FIELD_ID, Schema, schema_from_json, schema_to_json
+from icenb.spec.schema import (
+    MAX_FIELD_ID,
+    Schema,
+    reserved_field_id_error,
+    schema_from_json,
+    schema_to_json,
+)
 from icenb.spec.snapshot import (
     MAIN_BRANCH,
     MetadataLogEntry,
@@ -209,9 +215,7 @@ def assign_fresh_ids(schema: Schema, *, schema_id: int = 0,
     def next_id() -> int:
         counter[0] += 1
         if counter[0] > MAX_FIELD_ID:
-            raise ValidationError("field ids above Integer.MAX_VALUE - 200 are reserved (spec: "
-                                  "Reserved Field IDs)", field="last-column-id",
-                                  value=counter[0])
+            raise reserved_field_id_error(counter[0], "last-column-id", "the next new field")
         return counter[0]
 
     fields = _fresh_fields(schema.fields, next_id)
@@ -259,8 +263,7 @@ def check_schema_compatibility(schema: Schema, format_version: int) -> None:
         assert f is not None
         name = schema.column_name(fid) or str(fid)
         if fid > MAX_FIELD_ID or fid < 0:
-            raise ValidationError("field id is out of the range a table may use (spec: Reserved "
-                                  "Field IDs)", field=name, value=fid)
+            raise reserved_field_id_error(fid, name)
         if not isinstance(f.field_type, (StructType, ListType, MapType)):
             needed = min_format_version(f.field_type)
             if format_version < needed:
