@@ -331,8 +331,10 @@ def _apply_name_mapping(schema: pa.Schema, mapping: NameMapping) -> pa.Schema:
 
 
 def _map_field(f: pa.Field, mapping: NameMapping | None, name: str | None = None) -> pa.Field:
-    """``f`` with the id the mapping gives its name (``name``: list element / map key or value,
-    whose Parquet names vary), recursively."""
+    """``f`` with the id the mapping gives its name, and its children with the ids of the
+    entry's ``fields`` at every level: struct fields by name, a list's ``element``, a map's
+    ``key`` and ``value`` (``name``: these fixed names, as the file's names vary). Spec:
+    "Column Projection", Appendix C "Name Mapping Serialization"."""
     entry = None
     for m in mapping or ():
         if (name or f.name) in m.get("names", ()):
@@ -344,6 +346,8 @@ def _map_field(f: pa.Field, mapping: NameMapping | None, name: str | None = None
         t = pa.struct([_map_field(t.field(i), nested) for i in range(t.num_fields)])
     elif pa.types.is_list(t):
         t = pa.list_(_map_field(t.value_field, nested, "element"))
+    elif pa.types.is_large_list(t):  # e.g. Polars' files: the Arrow schema kept in the footer
+        t = pa.large_list(_map_field(t.value_field, nested, "element"))
     elif pa.types.is_map(t):
         t = pa.map_(_map_field(t.key_field, nested, "key"),
                     _map_field(t.item_field, nested, "value"))
