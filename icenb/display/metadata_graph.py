@@ -34,7 +34,7 @@ from icenb.display.kit.fmt import (
     table_place,
     timestamp,
 )
-from icenb.display.kit.graph import Graph
+from icenb.display.kit.graph import FIT_WIDTH_PX, Graph
 from icenb.display.registry import Rendered, register
 from icenb.labels import t
 from icenb.options import get_options
@@ -410,21 +410,25 @@ def _record_text(text: str) -> str:
 
 
 def _top_table(dot: Dot, node_id: str, title: str, subtitle: str, kind: str,
-               rows: Sequence[tuple[str, str, str, str]], n_hidden: int) -> None:
+               rows: Sequence[tuple[str, str, str, str]], n_hidden: int,
+               rankdir: str = "TB") -> None:
     """A manifest list or root manifest drawn as a record, one row (and port) per entry:
     (port, name, content, status). A record, not an HTML-like table label: the WebAssembly
     renderer has no HTML-label support (no expat), records render everywhere."""
     head = _record_text(title) + (f"\\n{_record_text(subtitle)}" if subtitle else "")
     fields = [head]
     for port, name, content, status in rows:
-        fields.append(f"{{<{_record_text(port)}> {_record_text(name)}|{_record_text(content)}"
-                      f"|{_record_text(status)}}}")
+        tag = f"<{_record_text(port)}> "   # on the cell the row's edge leaves from
+        first, last = ("", tag) if rankdir == "LR" else (tag, "")
+        fields.append(f"{{{first}{_record_text(name)}|{_record_text(content)}"
+                      f"|{last}{_record_text(status)}}}")
     if n_hidden:
         fields.append(_record_text(hidden(n_hidden, "entries")))
     if not rows:
         fields.append(_record_text(t("no entries")))
     fill, stroke = PALETTE.get(kind, PALETTE["folded"])
-    label = "{" + "|".join(fields) + "}"
+    # top-down graphs stack a record's fields left to right unless wrapped in braces
+    label = "|".join(fields) if rankdir == "LR" else "{" + "|".join(fields) + "}"
     dot.raw(f'{quote(node_id)} [shape="Mrecord" style="filled" fillcolor="{fill}" '
             f'color="{stroke}" class="{kind}" label="{label}"];')
 
@@ -434,8 +438,9 @@ def _comparison_label(c: LayoutComparison) -> str:
     return snapshot_label(c.graph.table_snapshots, c.snapshot_id)
 
 
-def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
-    """DOT of the v1-v3 side and of the v4 side."""
+def _comparison_dots(c: LayoutComparison, rankdir: str = "TB") -> tuple[str, str]:
+    """DOT of the v1-v3 side and of the v4 side (top-down, or ``"LR"``: left to right)."""
+    east = ":e" if rankdir == "LR" else ""   # a row's edge leaves its right side
     g = c.graph
     view, ids = _View(g), _Ids(g)
     snap = c.snapshot
@@ -446,7 +451,7 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
     tip = t("snapshot {id}", id=c.snapshot_id)
     manifests = view.manifests
     # left: manifest list
-    left = Dot("manifest_list_layout", rankdir="TB")
+    left = Dot("manifest_list_layout", rankdir=rankdir)
     left.node("S", sid_label, kind="snapshot", tooltip=tip)
     rows: list[tuple[str, str, str, str]] = []
     edges = view.lists.get(c.snapshot_id, [])
@@ -471,16 +476,16 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
                 rows.append((f"X{kind}", t("1 manifest for the root's {files}",
                                            files=plural(n, word[:-1])), kind, "ADDED"))
     _top_table(left, "L", list_title, list_name, "manifest_list", rows,
-               view.lists_hidden.get(c.snapshot_id, 0))
+               view.lists_hidden.get(c.snapshot_id, 0), rankdir)
     left.edge("S", "L")
     for e in edges:
-        left.edge(f"L:{ids.manifest[e.manifest_path]}", ids.manifest[e.manifest_path])
+        left.edge(f"L:{ids.manifest[e.manifest_path]}{east}", ids.manifest[e.manifest_path])
     if snap is not None and snap.error is not None:
         left.node("L_err", cut(t("not read: {error}", error=snap.error)), kind="removed")
         left.edge("L", "L_err", style="dotted")
     _draw_leaves(left, g, view, ids, "", manifests)
     # right: root manifest
-    right = Dot("root_manifest_layout", rankdir="TB")
+    right = Dot("root_manifest_layout", rankdir=rankdir)
     right.node("S", sid_label, kind="snapshot", tooltip=tip)
     root = c.root
     opts = get_options()
@@ -505,16 +510,16 @@ def _comparison_dots(c: LayoutComparison) -> tuple[str, str]:
     total_hidden = n_hidden + max(root.entries_total - len(root.entries), 0)
     title = t("Root manifest (derived)" if root.derived else "Root manifest")
     sub = "" if root.location is None else _short(file_name(root.location), 40)
-    _top_table(right, "R", title, sub, "root", root_rows, total_hidden)
+    _top_table(right, "R", title, sub, "root", root_rows, total_hidden, rankdir)
     right.edge("S", "R")
     leaf_ports = {ids.manifest[m.path] for m in leaves}
     for port, *_ in root_rows:
         if port in leaf_ports:
-            right.edge(f"R:{port}", f"v4{port}")
+            right.edge(f"R:{port}{east}", f"v4{port}")
     for port, kind, location, referenced in others:
         right.node(f"v4{port}", _short(file_name(location)), kind=kind,
                    tooltip=short_path(location, g.location))
-        right.edge(f"R:{port}", f"v4{port}")
+        right.edge(f"R:{port}{east}", f"v4{port}")
         if referenced and referenced in ids.manifest:
             right.edge(f"v4{port}", f"v4{ids.manifest[referenced]}", label=t("applies to"),
                        style="dashed")
@@ -705,15 +710,19 @@ def _rows_text(c: LayoutComparison) -> list[list[str]]:
 def layout_comparison_figures(c: LayoutComparison) -> tuple[Graph, Graph]:
     """The two sides as graphs: (v1-v3 manifest list layout, v4 root manifest layout)."""
     left_dot, right_dot = _comparison_dots(c)
+    left_wide, right_wide = _comparison_dots(c, "LR")
+    half = FIT_WIDTH_PX / 2   # shown side by side
     g = c.graph
     view, ids = _View(g), _Ids(g)
     outline = _text_outline(g, view, ids)
     caption = t(V4_CAPTION if c.root.derived else V4_REAL_CAPTION)
     title = t("snapshot {id}", id=_comparison_label(c))
     left = Graph(left_dot, "\n".join([t(V3_CAPTION), *outline]),
-                 kind=t("Manifest list layout"), title=title, caption=t(V3_CAPTION))
+                 kind=t("Manifest list layout"), title=title, caption=t(V3_CAPTION),
+                 wide_dot=left_wide, fit_width=half)
     right = Graph(right_dot, "\n".join([caption, *_root_text(c, ids)]),
-                  kind=t("Root manifest layout"), title=title, caption=caption)
+                  kind=t("Root manifest layout"), title=title, caption=caption,
+                  wide_dot=right_wide, fit_width=half)
     return left, right
 
 
@@ -833,6 +842,15 @@ def _render_layout(layout: V4Layout) -> Rendered:
     return Rendered(h.card(t("v4 layout"), fig.title, sub, fig.html_fragment()), fig.text)
 
 
+def _picture(g: Graph) -> str:
+    """A graph's picture without its caption (the caption is the heading above it)."""
+    caption, g.caption = g.caption, ""
+    try:
+        return g.html_fragment()
+    finally:
+        g.caption = caption
+
+
 @register(LayoutComparison, text_repr=True)
 def _render_comparison(c: LayoutComparison) -> Rendered:
     left, right = layout_comparison_figures(c)
@@ -840,10 +858,8 @@ def _render_comparison(c: LayoutComparison) -> Rendered:
     headers = ["", t("v1-v3 manifest list"), t("v4 root manifest")]
     rows = [[h.esc(r[0]), h.esc(r[1]), h.esc(r[2])] for r in _rows_text(c)]
     # captions as headings above the pictures, not repeated below them
-    left_html = (f"<div><b>{h.esc(left.caption, 2000)}</b></div>"
-                 + Graph(left.dot, left.text, title=left.title).html_fragment())
-    right_html = (f"<div><b>{h.esc(right.caption, 2000)}</b></div>"
-                  + Graph(right.dot, right.text, title=right.title).html_fragment())
+    left_html = f"<div><b>{h.esc(left.caption, 2000)}</b></div>" + _picture(left)
+    right_html = f"<div><b>{h.esc(right.caption, 2000)}</b></div>" + _picture(right)
     body = (h.columns(left_html, right_html)
             + h.section(t("What a reader opens"), h.table(headers, rows), open=True)
             + _note(t("Counts come from this snapshot's manifest list; the derived root has one "

@@ -18,7 +18,7 @@ from icenb.display.history.timeline import snapshot_log_timeline
 from icenb.display.history.tree import snapshot_tree
 from icenb.display.kit.fmt import snapshot_label, table_place
 from icenb.display.kit.graph import FIT_WIDTH_PX, Graph, svg_width_px
-from icenb.display.metadata_graph import metadata_graph_figure
+from icenb.display.metadata_graph import layout_comparison_figures, metadata_graph_figure
 from icenb.display.metadata_tree import metadata_tree_figure
 from icenb.errors import ValidationError
 from icenb.spec.snapshot import Snapshot
@@ -180,3 +180,19 @@ def test_a_snapshot_card_is_titled_by_its_label(tmp_path: Path) -> None:
         assert f'<span class="icenb-title">{s.snapshot_id}</span>' in render(s).html
     v1 = _table(tmp_path / "v1", 1).current_snapshot   # sequence number 0: by its id
     assert v1 is not None and f'icenb-title">{v1.snapshot_id}<' in render(v1).html
+
+
+def test_a_wide_layout_comparison_is_drawn_left_to_right(tmp_path: Path) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.t", "id long, p long", partition_by=["p"])
+    for i in range(4):   # four manifests of two files each: too wide for half a notebook
+        t.append(pa.table({"id": pa.array([i, i + 1], pa.int64()),
+                           "p": pa.array([2 * i, 2 * i + 1], pa.int64())}))
+    left, right = layout_comparison_figures(t.compare_layouts())
+    for g in (left, right):
+        top_down = Graph(g.dot, "", title="").svg()
+        if top_down is None:
+            pytest.skip("no graph renderer")
+        svg = g.svg()
+        assert svg is not None and svg_width_px(svg) < svg_width_px(top_down)
+        # rows' edges leave the right side of the table's last cell
+        assert 'rankdir="LR"' in g.dot and re.search(r'"[LR]":"M1":e ->', g.dot)

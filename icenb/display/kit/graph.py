@@ -64,15 +64,18 @@ class Graph:
     ``<g class="node ...">`` per node whose first ``<title>`` is the node id.
 
     ``wide_dot`` is the same graph laid out across (left to right): drawn instead of ``dot``
-    when ``dot`` renders wider than a notebook (:data:`FIT_WIDTH_PX`) and it is narrower;
-    ``.dot`` then becomes it.
+    when ``dot`` renders wider than ``fit_width`` CSS pixels (a notebook: :data:`FIT_WIDTH_PX`;
+    half of it for one of two pictures side by side) and it is narrower; ``.dot`` then
+    becomes it.
     """
 
     def __init__(self, dot: str, text: str, *, title: str, kind: str = "Graph",
                  caption: str = "", nodes: Mapping[str, GraphNode] | None = None,
-                 svg: str | None = None, wide_dot: str | None = None) -> None:
+                 svg: str | None = None, wide_dot: str | None = None,
+                 fit_width: float = 0.0) -> None:
         self.dot = dot
         self._wide_dot = wide_dot
+        self._fit = fit_width or FIT_WIDTH_PX
         self.text = text
         self.title = title
         self.kind = kind
@@ -88,7 +91,7 @@ class Graph:
         if self._svg is not None:
             return self._svg, None
         svg, why = render_svg(self.dot)
-        if svg is not None and self._wide_dot is not None and svg_width_px(svg) > FIT_WIDTH_PX:
+        if svg is not None and self._wide_dot is not None and svg_width_px(svg) > self._fit:
             other, _ = render_svg(self._wide_dot)
             if other is not None and svg_width_px(other) < svg_width_px(svg):
                 self.dot, svg = self._wide_dot, other
