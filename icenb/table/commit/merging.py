@@ -166,10 +166,14 @@ class SummaryCounts:
 
     def add(self, f: DataFile, added: bool) -> None:
         sign = "added" if added else "removed"
+        # Java's SnapshotSummary counts a DV by its blob (content-size-in-bytes), not by the
+        # Puffin file it shares with other DVs
+        size = (f.content_size_in_bytes if f.is_deletion_vector and f.content_size_in_bytes
+                is not None else f.file_size_in_bytes)
         if added:
-            self.added_size += f.file_size_in_bytes
+            self.added_size += size
         else:
-            self.removed_size += f.file_size_in_bytes
+            self.removed_size += size
         if f.content == FileContent.DATA:
             if added:
                 self.added_files += 1

@@ -22,8 +22,9 @@ Differences with Java, each asserted below:
   writes one file per data file (``write.delete.granularity=file``, its default), icenb one per
   partition, as its merge-on-read deletes; both drop dangling deletes and, on v3, write one DV
   per data file;
-* a DV counts in Java's ``added-files-size`` with its blob size; icenb's summaries count the
-  Puffin file's size (the shared summary code of every DV commit), so sizes are not compared.
+* a DV counts in ``added-files-size`` with its blob size in both (icenb's summary code, since
+  tests/table/commit/test_summary_sizes.py); file sizes themselves differ between the writers,
+  so sizes are not compared.
 """
 
 from __future__ import annotations
