@@ -161,6 +161,7 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
     if not same:
         g.edge(a_id, b_id, label=t("ancestor") if diff.a_is_ancestor else t("compared"),
                style="bold")
+        g.same_rank([a_id, b_id])   # a above b: one column less across
     lines = [t("diff {a} -> {b}: {summary}", a=_short(diff, diff.a.snapshot_id),
                b=_short(diff, diff.b.snapshot_id),
                summary=summary(diff))]
@@ -212,8 +213,8 @@ def diff_graph(diff: SnapshotDiff) -> Graph:
                 counter += 1
                 target = f"f{counter}"
                 ids[("a", path, None)] = target
-                g.node(target, f"{fmt.file_name(path)}\n{t('data (unchanged)')}",
-                       kind="data_file")
+                g.node(target, f"{fmt.middle(fmt.file_name(path))}\n{t('data (unchanged)')}",
+                       kind="data_file", tooltip=fmt.short_path(path, base))
             g.edge(dnode, target, label=t("applies to"), style="dashed", color="#c62828")
             lines.append("  " + t("{delete} applies to {data}",
                                   delete=_at(app.delete, fmt.file_name(app.delete.path)),

@@ -364,10 +364,6 @@ def metadata_graph_dot(g: MetadataGraph, rankdir: str = "TB") -> str:
     if view.snapshots_hidden and view.snapshots_fold_at >= len(view.snapshots):
         dot.node("S_more", hidden(view.snapshots_hidden, "snapshots"), kind="folded")
         snap_ids.append("S_more")
-    if snap_ids:
-        dot.same_rank(snap_ids)
-        for a, b in itertools.pairwise(snap_ids):  # oldest first (left, or on top)
-            dot.edge(a, b, style="invis")
     list_ids: list[str] = []
     for s in view.snapshots:
         sid = ids.node[s.snapshot_id]
@@ -388,10 +384,16 @@ def metadata_graph_dot(g: MetadataGraph, rankdir: str = "TB") -> str:
         if s.error is not None:
             dot.node(f"{lid}_err", cut(t("not read: {error}", error=s.error)), kind="removed")
             dot.edge(lid, f"{lid}_err", style="dotted")
-    if list_ids:
-        dot.same_rank(list_ids)
-        for a, b in itertools.pairwise(list_ids):
-            dot.edge(a, b, style="invis")
+    # oldest first: top-down, a row of snapshots above a row of their lists; left to right,
+    # one column with each snapshot above its list (a column less across)
+    lid_of = {f"S{lid[1:]}": lid for lid in list_ids}
+    rows = ([[x for sid in snap_ids for x in (sid, lid_of.get(sid)) if x]] if rankdir == "LR"
+            else [snap_ids, list_ids])
+    for row in rows:
+        if row:
+            dot.same_rank(row)
+            for a, b in itertools.pairwise(row):
+                dot.edge(a, b, style="invis")
     _draw_leaves(dot, g, view, ids, "", view.manifests)
     return dot.source()
 

@@ -258,6 +258,8 @@ def _draw(tree: MetadataTree, view: _View, rankdir: str = "TB") -> Dot:
             dot.edge("meta", "note", style="dotted")
         return dot
     _draw_index(dot, tree, index, view, rankdir)
+    if rankdir == "LR":   # the metadata above its index: one column less across
+        dot.same_rank(["meta", "index"])
     for m in view.manifests:
         _draw_manifest(dot, tree, m, view, rankdir)
     # a delete file applies to data files of the snapshot (spec: Scan Planning)
@@ -297,7 +299,7 @@ def _draw_index(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View,
                                 rankdir))
     if not rows:
         rows.append([Cell(t("no manifests"))])
-    subtitle = f"{sub} · {plural(index.manifests_total, 'manifest')}"
+    subtitle = f"{sub}\n{plural(index.manifests_total, 'manifest')}"
     if index.kind == "root":
         subtitle += (f" · {plural(len(index.files) + index.files_hidden, 'file')}"
                      f" · {plural(len(index.manifest_dvs), 'manifest DV')}")
@@ -349,7 +351,7 @@ def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View,
         rows.append([Cell(hidden(n_hidden, "entries"))])
     if not rows:
         rows.append([Cell(t("no entries"))])
-    subtitle = (f"{_short(file_name(m.manifest.manifest_path))} · "
+    subtitle = (f"{_short(file_name(m.manifest.manifest_path))}\n"
                 f"{plural(m.entries_total, 'entry', 'entries')} · "
                 f"{t('spec {id}', id=m.manifest.partition_spec_id)} · "
                 f"{t('seq {n}', n=m.manifest.sequence_number)}")

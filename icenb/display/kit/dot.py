@@ -92,7 +92,8 @@ def table_label(title: str, rows: Sequence[Sequence[str | Cell]], *, kind: str,
     grid = [[c if isinstance(c, Cell) else Cell(str(c)) for c in r] for r in rows]
     for r in grid:
         r.extend(Cell("") for _ in range(width - len(r)))
-    head = record_escape(title) + (f"\\n{record_escape(subtitle)}" if subtitle else "")
+    head = record_escape(title) + "".join(   # a subtitle's lines stay lines
+        f"\\n{record_escape(line)}" for line in (subtitle or "").split("\n") if subtitle)
     if not grid:
         body = head
     else:
