@@ -30,6 +30,7 @@ __all__ = [
     "arrow_constant",
     "arrow_field",
     "arrow_field_id",
+    "null_array",
     "to_arrow_schema",
     "to_arrow_type",
 ]
@@ -91,6 +92,21 @@ def _arrow_value(t: IcebergType, value: Any) -> Any:
         return [(_arrow_value(t.key_type, k), _arrow_value(t.value_type, v))
                 for k, v in value.items()]
     return value
+
+
+def null_array(t: IcebergType, length: int) -> pa.Array:
+    """``length`` nulls of ``t`` to write: a struct's children hold empty values, not nulls.
+
+    A null struct (or variant group, Appendix A: ``metadata`` and ``value`` are required inside
+    it) is stored as a null of the group alone; Parquet writers refuse a column declared
+    non-nullable that holds nulls, even under a null parent, which ``pa.nulls`` would give.
+    Readers keep :func:`arrow_constant`'s nulls: there a child of a null struct reads as null.
+    """
+    arrow_type = to_arrow_type(t)
+    if not pa.types.is_struct(arrow_type):
+        return pa.nulls(length, arrow_type)
+    one = pa.array([None], type=arrow_type)  # children get empty values, the struct a null
+    return one.take(pa.repeat(pa.scalar(0, pa.int32()), length))
 
 
 def arrow_constant(t: IcebergType, value: Any, length: int) -> pa.Array:

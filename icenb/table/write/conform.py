@@ -7,8 +7,10 @@ time unit to a finer or equal one, and finer units (``ns`` data for a ``timestam
 ``date64`` for ``date``) only when every value converts exactly (checked on the values). A
 zoned Arrow timestamp fits only ``timestamptz``/``timestamptz_ns``, a naive one only
 ``timestamp``/``timestamp_ns``. Dictionary-encoded input is decoded; an all-null Arrow column
-(type ``null``) fits any optional column. ``variant``, ``geometry`` and ``geography`` cannot be
-written yet (:class:`~icenb.errors.UnsupportedFeature`).
+(type ``null``) fits any optional column. An optional ``variant`` column takes nulls (omitted,
+an all-null column, or a struct of ``metadata``/``value`` that is null in every row) and writes
+them as nulls of the variant group; non-null variant values, ``geometry`` and ``geography``
+cannot be written yet (:class:`~icenb.errors.UnsupportedFeature`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import pyarrow.compute as pc
 
 from icenb.errors import UnsupportedFeature, ValidationError
 from icenb.io.arrow_arrays import combined, list_offsets, map_as_list, null_mask
-from icenb.spec.arrow_schema import arrow_field, to_arrow_schema, to_arrow_type
+from icenb.spec.arrow_schema import arrow_field, null_array, to_arrow_schema, to_arrow_type
 from icenb.spec.arrow_types import primitive_arrow_type
 from icenb.spec.schema import Schema
 from icenb.spec.types import (
@@ -84,7 +86,7 @@ def _default_array(f: NestedField, n: int, path: str, format_version: int) -> pa
         return arrow_constant(f.field_type, f.write_default, n)
     if f.required:
         raise ValidationError("required column is missing from the data", field=path)
-    return pa.nulls(n, to_arrow_type(f.field_type))
+    return null_array(f.field_type, n)
 
 
 def _is_int(t: pa.DataType, bits: int) -> bool:
@@ -137,7 +139,7 @@ def _allowed(arr_type: pa.DataType, t: IcebergType) -> bool:
 
 
 def _conform_primitive(arr: pa.Array, t: PrimitiveType, path: str) -> pa.Array:
-    if isinstance(t, (VariantType, GeometryType, GeographyType)):
+    if isinstance(t, (GeometryType, GeographyType)):
         raise UnsupportedFeature(f"writing {t} columns is not supported yet", field=path,
                                  value=str(t))
     target = primitive_arrow_type(t)
@@ -162,6 +164,25 @@ def _conform_primitive(arr: pa.Array, t: PrimitiveType, path: str) -> pa.Array:
 
 
 
+def _conform_variant(arr: pa.Array, path: str) -> pa.Array:
+    """A variant column as its group (Appendix A: ``metadata`` and ``value`` are required
+    inside it), null where ``arr`` is null. Other rows keep only their validity, so that
+    :func:`_check_required` refuses them where their parents are set: icenb cannot write
+    variant values yet."""
+    if pa.types.is_struct(arr.type):
+        names = {arr.type.field(i).name for i in range(arr.type.num_fields)}
+        if not names <= {"metadata", "value"}:
+            raise _type_error(path, arr.type, VariantType(),
+                              "a variant is a struct of binary metadata and value")
+    elif not pa.types.is_null(arr.type):
+        raise _type_error(path, arr.type, VariantType())
+    nulls = null_array(VariantType(), len(arr))
+    if arr.null_count == len(arr):
+        return nulls
+    return pa.StructArray.from_arrays([nulls.field(0), nulls.field(1)],
+                                      fields=list(nulls.type), mask=arr.is_null())
+
+
 def _conform(arr: pa.Array, f: NestedField, path: str, format_version: int) -> pa.Array:
     """``arr`` as the Arrow type of field ``f`` (field ids on nested fields), or an error."""
     t = f.field_type
@@ -170,11 +191,13 @@ def _conform(arr: pa.Array, f: NestedField, path: str, format_version: int) -> p
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     n = len(arr)
+    if isinstance(t, VariantType):
+        return _conform_variant(arr, path)
     if pa.types.is_null(arr.type):
-        if isinstance(t, (VariantType, GeometryType, GeographyType)):
+        if isinstance(t, (GeometryType, GeographyType)):
             raise UnsupportedFeature(f"writing {t} columns is not supported yet", field=path,
                                      value=str(t))
-        return pa.nulls(n, to_arrow_type(t))
+        return null_array(t, n)
     if isinstance(t, StructType):
         if not pa.types.is_struct(arr.type):
             raise _type_error(path, arr.type, t)
@@ -227,8 +250,15 @@ def _check_names(names: Sequence[str], struct: StructType, path: str | None) -> 
 
 def _check_required(arr: pa.Array, f: NestedField, path: str, rows: npt.NDArray[np.int64],
                     present: npt.NDArray[np.bool_]) -> None:
-    """Raise if a required field is null where its parents are not (spec: required fields)."""
+    """Raise if a required field is null where its parents are not (spec: required fields),
+    or a variant is not null there (icenb cannot write variant values yet)."""
     valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    if isinstance(f.field_type, VariantType):
+        given = np.flatnonzero(present & valid)
+        if len(given):
+            raise UnsupportedFeature(f"writing a non-null variant value (row "
+                                     f"{int(rows[given[0]])}) is not supported yet; only "
+                                     f"nulls can be written", field=path, value="variant")
     if f.required:
         bad = np.flatnonzero(present & ~valid)
         if len(bad):

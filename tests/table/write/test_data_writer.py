@@ -484,10 +484,15 @@ def test_unknown_columns_are_not_stored(tmp_path: Path) -> None:
     assert 2 not in (f.value_counts or {})
 
 
-def test_variant_is_refused(tmp_path: Path) -> None:
+def test_variant_values_are_refused_and_nulls_written(tmp_path: Path) -> None:
+    """Only null variants can be written (tests/table/write/test_variant_nulls.py)."""
     schema = Schema(F(1, "v", VariantType()))
+    value = pa.array([{"metadata": b"\x01\x00\x00", "value": b"\x00"}],
+                     pa.struct([("metadata", pa.binary()), ("value", pa.binary())]))
     with pytest.raises(UnsupportedFeature):
-        _write(tmp_path, pa.table({"v": pa.nulls(1)}), schema, format_version=3)
+        _write(tmp_path, pa.table({"v": value}), schema, format_version=3)
+    files = _write(tmp_path, pa.table({"v": pa.nulls(2)}), schema, format_version=3)
+    assert pq.read_table(files[0].file_path).column("v").null_count == 2
 
 
 def test_compute_metrics_without_footer_has_no_sizes() -> None:
