@@ -9,6 +9,7 @@ the shown entries are formatted, so the cost does not grow with the log.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, overload
@@ -87,29 +88,43 @@ class _Timeline:
 
 
 #: A timeline wider than this (points, estimated from its labels) wraps into rows.
-_FIT_PT = 640
+_FIT_PT = 660
 
 
-def _wrap(dot: Dot, order: Sequence[str], labels: Mapping[str, str]) -> None:
-    """Lay a long left-to-right chain out in rows that fit a notebook: top-down ranks, each
-    row one rank, read left to right, then the next row below."""
-    def width(node: str) -> float:   # Helvetica 10 pt: ~5.6 pt a character, plus margins
-        return max((len(x) for x in labels.get(node, "").splitlines()), default=4) * 5.6 + 20
+def _rows(order: Sequence[str], labels: Mapping[str, str]) -> list[list[str]]:
+    """A long left-to-right chain cut into rows that fit a notebook (one row when it fits)."""
+    def width(node: str) -> float:   # Helvetica 10 pt: ~5 pt a character, plus margins
+        return max((len(x) for x in labels.get(node, "").splitlines()), default=4) * 5.0 + 20
 
     gap = 30.0   # the edge between two neighbours
-    if sum(width(n) + gap for n in order) <= _FIT_PT:
-        return
-    dot.graph_attrs["rankdir"] = "TB"
-    row: list[str] = []
+    rows: list[list[str]] = [[]]
     used = 0.0
     for node in order:
-        if row and used + width(node) > _FIT_PT:
-            dot.same_rank(row)
-            row, used = [], 0.0
-        row.append(node)
+        if rows[-1] and used + width(node) > _FIT_PT:
+            rows.append([])
+            used = 0.0
+        rows[-1].append(node)
         used += width(node) + gap
-    if row:
-        dot.same_rank(row)
+    return rows
+
+
+def _draw_rows(dot: Dot, rows: list[list[str]],
+               edges: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
+    """The chain's edges; in several rows, each row one rank read left to right, the rows
+    stacked below one another (an invisible edge between their first nodes) and the edge
+    from a row's end to the next row's start left out of the layout."""
+    if len(rows) > 1:
+        dot.graph_attrs["rankdir"] = "TB"
+    row_of = {node: i for i, row in enumerate(rows) for node in row}
+    for a, b, attrs in edges:
+        if row_of.get(a) != row_of.get(b):
+            attrs = {**attrs, "constraint": "false"}
+        dot.edge(a, b, **attrs)
+    if len(rows) > 1:
+        for row in rows:
+            dot.same_rank(row)
+        for upper, lower in itertools.pairwise(rows):
+            dot.edge(upper[0], lower[0], style="invis")
 
 
 def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
@@ -118,6 +133,7 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
     dot = Dot(tl.name, rankdir="LR")
     order: list[str] = []
     drawn: dict[str, str] = {}
+    edges: list[tuple[str, str, dict[str, Any]]] = []
     prev: str | None = None
     shown = [*head, None, *tail] if n_hidden else list(head)
     lines: list[str] = []
@@ -137,7 +153,7 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
             lines.append(f"  : {label.splitlines()[0]}"
                          + (f" ({fmt.plural(backs, 'rollback')})" if backs else ""))
             if prev is not None:
-                dot.edge(prev, node_id)
+                edges.append((prev, node_id, {}))
             prev = node_id
             continue
         nd = tl.node(i)
@@ -159,15 +175,13 @@ def _graph(tl: _Timeline, title: str, kind: str) -> Graph:
             nodes[prev] = replace(nodes[prev], children=(*nodes[prev].children, node_id))
         back = i in tl.rollbacks
         if prev is not None:
-            if back:
-                dot.edge(prev, node_id, label=t("rollback"), style="dashed",
-                         color=_ROLLBACK_COLOR, fontcolor=_ROLLBACK_COLOR)
-            else:
-                dot.edge(prev, node_id)
+            edges.append((prev, node_id, {"label": t("rollback"), "style": "dashed",
+                                          "color": _ROLLBACK_COLOR,
+                                          "fontcolor": _ROLLBACK_COLOR} if back else {}))
         lines.append(f"{'<' if back else '-'} " + " ".join(nd.label.splitlines())
                      + (f"  ({t('rollback')})" if back else ""))
         prev = node_id
-    _wrap(dot, order, drawn)
+    _draw_rows(dot, _rows(order, drawn), edges)
     caption = (t("showing {limit:,} of {n:,} {what} (display_max_snapshots={limit})",
                  limit=limit, n=tl.n, what=t(tl.what)) if n_hidden else "")
     return Graph(dot.source(), "\n".join(lines), title=title, kind=kind, caption=caption,
