@@ -10,6 +10,10 @@ Requests:
   "snapshots", "schema" (Java's JSON), "properties"}}}.
 - {"op": "sql", "warehouse": DIR, "statements": [...]}: the statements run in Spark with a
   HadoopCatalog named ``hc`` rooted at DIR (registered on first use).
+- {"op": "eq_delete", "warehouse": DIR, "table": "ns.t", "column": NAME, "values": [...]}:
+  one row delta adds a Parquet equality delete file (Java API, ``GenericAppenderFactory``) to
+  the unpartitioned table, deleting rows whose ``NAME`` (a string column) is one of
+  ``values``: {"snapshot_id": ...}.
 - any other request reads rows as java_read.py does (e.g. "location" + "snapshot_id").
 """
 
@@ -54,11 +58,39 @@ def _sql(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True}
 
 
+def _eq_delete(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
+    jvm = spark._jvm
+    ice = jvm.org.apache.iceberg
+    catalog = ice.hadoop.HadoopCatalog(spark._jsc.hadoopConfiguration(),
+                                       os.path.abspath(request["warehouse"]))
+    table = catalog.loadTable(ice.catalog.TableIdentifier.parse(request["table"]))
+    column = request["column"]
+    eq_schema = table.schema().select([column])
+    eq_ids = spark.sparkContext._gateway.new_array(jvm.int, 1)
+    eq_ids[0] = eq_schema.findField(column).fieldId()
+    factory = ice.data.GenericAppenderFactory(table.schema(), table.spec(), eq_ids, eq_schema,
+                                              None)
+    location = table.locationProvider().newDataLocation("java-eq-delete.parquet")
+    out = ice.encryption.EncryptedFiles.plainAsEncryptedOutput(
+        table.io().newOutputFile(location))
+    writer = factory.newEqDeleteWriter(out, ice.FileFormat.PARQUET,
+                                       ice.PartitionKey(table.spec(), table.schema()))
+    for value in request["values"]:
+        record = ice.data.GenericRecord.create(eq_schema)
+        record.setField(column, value)
+        writer.write(record)
+    writer.close()
+    table.newRowDelta().addDeletes(writer.toDeleteFile()).commit()
+    table.refresh()
+    return {"ok": True, "snapshot_id": int(table.currentSnapshot().snapshotId())}
+
+
 def _dispatch(spark: Any, request: dict[str, Any]) -> dict[str, Any]:
     from java_read import _read as read_rows
     from java_read import by_op
 
-    return by_op({"catalog": _catalog, "sql": _sql}, read_rows)(spark, request)
+    return by_op({"catalog": _catalog, "sql": _sql, "eq_delete": _eq_delete},
+                 read_rows)(spark, request)
 
 
 def serve(ref: Any, requests: list[dict[str, Any]],

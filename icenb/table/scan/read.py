@@ -140,6 +140,8 @@ def read_task(io: FileIO, task: FileScanTask, schema: Schema, *,
     extra_ids: set[int] = set()
     for d in eq_deletes:
         extra_ids.update(d.equality_ids or ())
+    dropped = _DroppedKeys.of(io, eq_deletes, task.schema, name_mapping)
+    extra_ids -= dropped.ids
     bound: Expression | None = None
     if not isinstance(residual, AlwaysTrue):
         bound = bind(residual, task.schema)
@@ -149,8 +151,9 @@ def read_task(io: FileIO, task: FileScanTask, schema: Schema, *,
     if lineage:  # materialized lineage values are read from the file when it has them
         read_schema = Schema(*read_schema.fields, *lineage, schema_id=read_schema.schema_id)
     constants = _identity_partition_values(task)
-    table = read_data_file(io, data_file, read_schema, constants=constants,
-                           name_mapping=name_mapping)
+    raw = _read_file(io, data_file, read_schema, name_mapping, also=dropped.tops)
+    table = project_table(raw, read_schema, constants=constants, file=data_file.file_path)
+    table = dropped.with_data_columns(table, raw, data_file.file_path)
     if meta_fields:
         table = _with_metadata_columns(table, task, meta_fields)
 
@@ -165,7 +168,7 @@ def read_task(io: FileIO, task: FileScanTask, schema: Schema, *,
     for delete in eq_deletes:
         if table.num_rows == 0:
             break
-        hit = _equality_delete_mask(io, delete, task.schema, table, name_mapping)
+        hit = _equality_delete_mask(io, delete, task.schema, table, name_mapping, dropped)
         if mark_deleted:
             deleted = hit if deleted is None else deleted | hit
         else:
@@ -175,7 +178,7 @@ def read_task(io: FileIO, task: FileScanTask, schema: Schema, *,
         table = _set_column(table, DELETED, pa.array(flags, pa.bool_()))
     if bound is not None and table.num_rows:
         table = table.filter(evaluate_arrow(bound, table))
-    if read_schema is not schema:
+    if read_schema is not schema or dropped.ids:
         table = project_table(table, schema, file=data_file.file_path)
     return table
 
@@ -302,8 +305,9 @@ _READERS = {FileFormat.PARQUET: read_parquet_file, FileFormat.ORC: read_orc_file
 
 
 def _read_file(io: FileIO, f: DataFile, schema: Schema | None,
-               name_mapping: NameMapping | None) -> pa.Table:
-    """A data or delete file's columns needed by ``schema`` (all when None), by file format."""
+               name_mapping: NameMapping | None, *, also: Iterable[int] = ()) -> pa.Table:
+    """A data or delete file's columns needed by ``schema`` (all when None) and the top-level
+    columns of ids ``also``, by file format."""
     fmt = f.file_format
     read = _READERS.get(fmt)
     if read is None:
@@ -314,7 +318,7 @@ def _read_file(io: FileIO, f: DataFile, schema: Schema | None,
         def mapper(s: pa.Schema) -> pa.Schema:
             return _apply_name_mapping(s, name_mapping)
     table = read(io.new_input(f.file_path), name_mapping=mapper,
-                 field_ids=None if schema is None else schema.field_ids())
+                 field_ids=None if schema is None else {*schema.field_ids(), *also})
     if table.num_rows != f.record_count:
         # the manifest's record_count is the file's row count (spec: data_file field 103), for
         # delete files too: a damaged footer that still parses would otherwise read as fewer
@@ -395,31 +399,139 @@ def _position_keep_mask(io: FileIO, task: FileScanTask, n: int) -> np.ndarray[An
     return keep
 
 
+class _DroppedKeys:
+    """Equality delete columns no longer in the table schema: dropped after the delete was
+    written, they must still be used when applying it (spec: "Equality Delete Files").
+
+    A dropped column is matched by field id, in the type the delete file stores it in (the
+    table's schema when the delete was written: the widest type the data files it applies to
+    hold, as types only widen); the data file's column of that id is read for matching only
+    (nulls when the file lacks it) and left out of the result.
+    """
+
+    def __init__(self, ids: frozenset[int] = frozenset(),
+                 rows: Mapping[str, pa.Table] | None = None,
+                 types: Mapping[int, pa.DataType] | None = None,
+                 tops: frozenset[int] = frozenset()) -> None:
+        self.ids = ids  #: the dropped equality field ids
+        self.rows = rows or {}  #: delete file path -> its rows as read (all columns)
+        self.types = types or {}  #: dropped id -> its Arrow type in a delete file
+        self.tops = tops  #: top-level field ids (in the delete files) holding the dropped ids
+
+    @classmethod
+    def of(cls, io: FileIO, eq_deletes: Sequence[DataFile], table_schema: Schema,
+           name_mapping: NameMapping | None) -> _DroppedKeys:
+        """The equality ids of ``eq_deletes`` that ``table_schema`` lacks, with the rows of
+        the delete files naming them."""
+        ids = frozenset(fid for d in eq_deletes for fid in d.equality_ids or ()
+                        if table_schema.field_by_id(fid) is None)
+        if not ids:
+            return _NO_DROPPED_KEYS
+        rows: dict[str, pa.Table] = {}
+        types: dict[int, pa.DataType] = {}
+        tops: set[int] = set()
+        for d in eq_deletes:
+            mine = [fid for fid in d.equality_ids or () if fid in ids]
+            if not mine:
+                continue
+            raw = rows[d.file_path] = _read_file(io, d, None, name_mapping)
+            for fid in mine:
+                path = _arrow_path(raw.schema, fid)
+                if path is None:
+                    raise CorruptFile("an equality delete file has no column for one of its "
+                                      "equality_ids", file=d.file_path, field="equality_ids",
+                                      value=fid)
+                top = arrow_field_id(raw.schema.field(path[0]))
+                assert top is not None
+                tops.add(top)
+                types.setdefault(fid, _plain_type(_arrow_column(raw, path).type))
+        return cls(ids, rows, types, frozenset(tops))
+
+    @staticmethod
+    def column_name(fid: int) -> str:
+        """The name of the matching-only column of a dropped id (it carries no field id)."""
+        return f"_dropped_equality_column_{fid}"
+
+    def with_data_columns(self, table: pa.Table, raw: pa.Table, file: str) -> pa.Table:
+        """``table`` plus the data file's (``raw``) columns of the dropped ids."""
+        for fid in sorted(self.ids):
+            path = _arrow_path(raw.schema, fid)
+            target = self.types[fid]
+            if path is None:
+                column: pa.ChunkedArray | pa.Array = pa.nulls(table.num_rows, target)
+            else:
+                column = _cast(_arrow_column(raw, path), target, file, fid)
+            table = table.append_column(self.column_name(fid), column)
+        return table
+
+
+_NO_DROPPED_KEYS = _DroppedKeys()
+
+
+def _arrow_path(fields: Iterable[pa.Field], fid: int) -> list[int] | None:
+    """Child indexes leading to the field with id ``fid`` through structs, or None."""
+    for i, f in enumerate(fields):
+        if arrow_field_id(f) == fid:
+            return [i]
+        if pa.types.is_struct(f.type):
+            rest = _arrow_path(f.type, fid)
+            if rest is not None:
+                return [i, *rest]
+    return None
+
+
+def _arrow_column(table: pa.Table, path: list[int]) -> pa.ChunkedArray:
+    col = table.column(path[0])
+    return pc.struct_field(col, path[1:]) if len(path) > 1 else col
+
+
+def _plain_type(t: pa.DataType) -> pa.DataType:
+    """A dictionary's value type, else ``t``."""
+    return t.value_type if pa.types.is_dictionary(t) else t
+
+
+def _cast(col: pa.ChunkedArray, target: pa.DataType, file: str, fid: int) -> pa.ChunkedArray:
+    if col.type == target:
+        return col
+    try:
+        return col.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise CorruptFile(f"cannot compare a dropped equality delete column as {target}: {e}",
+                          file=file, field="equality_ids", value=fid) from None
+
+
 def _equality_delete_mask(io: FileIO, delete: DataFile, table_schema: Schema,
-                          table: pa.Table, name_mapping: NameMapping | None
-                          ) -> np.ndarray[Any, Any]:
-    """The rows whose equality columns equal a delete row's (nulls equal nulls).
+                          table: pa.Table, name_mapping: NameMapping | None,
+                          dropped: _DroppedKeys = _NO_DROPPED_KEYS) -> np.ndarray[Any, Any]:
+    """The rows whose equality columns equal a delete row's (nulls equal nulls); columns of
+    ``dropped`` ids are ``table``'s matching-only columns.
 
     Spec: "Equality Delete Files"."""
     ids = list(delete.equality_ids or ())
     if not ids:
         raise CorruptFile("an equality delete file has no equality_ids", file=delete.file_path,
                           field="equality_ids")
-    fields = []
-    for fid in ids:
-        field = table_schema.field_by_id(fid)
-        if field is None:
-            raise CorruptFile("an equality field id is not in the table schema",
-                              file=delete.file_path, field="equality_ids", value=fid)
-        fields.append(field)
     # Equality columns may be nested: locate them by id path in both tables.
-    delete_schema = _with_fields(Schema(), table_schema, set(ids))
-    raw = _read_file(io, delete, delete_schema, name_mapping)
+    delete_schema = _with_fields(Schema(), table_schema,
+                                 {fid for fid in ids if fid not in dropped.ids})
+    raw = dropped.rows.get(delete.file_path)
+    if raw is None:
+        raw = _read_file(io, delete, delete_schema, name_mapping)
     deletes = project_table(raw, delete_schema, file=delete.file_path)
     if deletes.num_rows == 0:
         return np.zeros(table.num_rows, dtype=bool)
-    data_cols = [_column_by_id(table, table_schema, fid) for fid in ids]
-    delete_cols = [_column_by_id(deletes, table_schema, fid) for fid in ids]
+    data_cols = []
+    delete_cols = []
+    for fid in ids:
+        if fid in dropped.ids:
+            data_cols.append(table.column(dropped.column_name(fid)))
+            path = _arrow_path(raw.schema, fid)
+            assert path is not None  # checked when the delete file was read
+            delete_cols.append(_cast(_arrow_column(raw, path), dropped.types[fid],
+                                     delete.file_path, fid))
+        else:
+            data_cols.append(_column_by_id(table, table_schema, fid))
+            delete_cols.append(_column_by_id(deletes, table_schema, fid))
     if len(ids) == 1:
         values = delete_cols[0].combine_chunks() if isinstance(
             delete_cols[0], pa.ChunkedArray) else delete_cols[0]
