@@ -14,10 +14,11 @@ Pure: no I/O; never raises.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
+import functools
 import json
 import math
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -181,7 +182,9 @@ def partition_text(spec: PartitionSpec | None, schemas: Schema | Sequence[Schema
 
 # --------------------------------------------------------------------------- attached types
 
-_ATTR = "_icenb_value_types"
+#: id(obj) -> (weak reference to obj, its types); an entry goes when its object does. Kept out
+#: of the object itself, so that ``type(f)(**f.__dict__)``, pickling and copying see only fields.
+_ATTACHED: dict[int, tuple[weakref.ref[Any], ValueTypes]] = {}
 
 
 @safe_repr
@@ -207,22 +210,31 @@ def attach_types(obj: Any, schemas: Schema | Sequence[Schema], spec: PartitionSp
     """Remember on ``obj`` (a DataFile or ManifestFile read from a table) the types its bounds
     and partition values have, so its display can show them as values; returns ``obj``.
 
-    Not a field: equality, hashing and ``dataclasses.replace`` ignore it. Objects without an
-    instance dictionary are returned unchanged.
+    Not a field: equality, hashing, ``dataclasses.replace``, copies and pickles do not see it.
+    Objects that cannot be weakly referenced are returned unchanged.
     """
     types = ValueTypes((schemas,) if isinstance(schemas, Schema) else tuple(schemas), spec)
-    with contextlib.suppress(AttributeError, TypeError):
-        obj.__dict__[_ATTR] = types
+    key = id(obj)
+    try:
+        ref = weakref.ref(obj, functools.partial(_forget, key))
+    except TypeError:
+        return obj
+    _ATTACHED[key] = (ref, types)
     return obj
+
+
+def _forget(key: int, ref: weakref.ref[Any]) -> None:
+    found = _ATTACHED.get(key)
+    if found is not None and found[0] is ref:
+        del _ATTACHED[key]
 
 
 def attached_types(obj: Any) -> ValueTypes | None:
     """The :class:`ValueTypes` attached to ``obj``, None when there are none."""
-    try:
-        found = obj.__dict__.get(_ATTR)
-    except (AttributeError, TypeError):
+    found = _ATTACHED.get(id(obj))
+    if found is None or found[0]() is not obj:
         return None
-    return found if isinstance(found, ValueTypes) else None
+    return found[1]
 
 
 # --------------------------------------------------------------------------- tags of Arrow tables

@@ -171,3 +171,22 @@ def test_partition_evolution_preview_shows_month_and_hour_as_paths_do(table: Any
     assert month.rows[0][2] == 682 and month.rows[0][3] == "2026-11"
     hour = pe.transform_preview("hour(ts)", ["2026-11-27T06:05:00"])
     assert hour.rows[0][3] == "2026-11-27-06"
+
+
+def test_attached_types_stay_out_of_the_object_and_go_with_it() -> None:
+    """A DataFile rebuilt from its fields (``type(f)(**f.__dict__)``), copied or pickled sees only
+    its fields; the registry forgets an object that is gone."""
+    import gc
+
+    from icenb.spec import human
+
+    class Probe:
+        pass
+
+    probe = Probe()
+    human.attach_types(probe, [], None)
+    assert human.attached_types(probe) is not None and probe.__dict__ == {}
+    before = len(human._ATTACHED)
+    del probe
+    gc.collect()
+    assert len(human._ATTACHED) == before - 1
