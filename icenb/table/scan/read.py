@@ -11,7 +11,8 @@ Steps (spec: "Column Projection", "Scan Planning", "Row-level deletes"):
    the file lacks takes its identity partition value, else its ``initial-default``, else null.
 2. Position deletes (rows of Parquet delete files whose ``file_path`` is this data file) and
    deletion vectors remove rows by position; equality deletes remove rows whose equality
-   columns equal a delete row's, nulls equal to nulls.
+   columns equal a delete row's, nulls equal to nulls. An equality column dropped from the
+   table since is still used: read from the data file by field id for matching only.
 3. The residual filter keeps the matching rows.
 4. Metadata columns in the projection (``_file``, ``_pos``, ``_spec_id``, ``_partition``,
    ``_deleted``, ``_row_id``, ``_last_updated_sequence_number``) are filled in per task.
@@ -153,7 +154,7 @@ def read_task(io: FileIO, task: FileScanTask, schema: Schema, *,
     constants = _identity_partition_values(task)
     raw = _read_file(io, data_file, read_schema, name_mapping, also=dropped.tops)
     table = project_table(raw, read_schema, constants=constants, file=data_file.file_path)
-    table = dropped.with_data_columns(table, raw, data_file.file_path)
+    table = dropped.with_data_columns(table, raw)
     if meta_fields:
         table = _with_metadata_columns(table, task, meta_fields)
 
@@ -403,10 +404,10 @@ class _DroppedKeys:
     """Equality delete columns no longer in the table schema: dropped after the delete was
     written, they must still be used when applying it (spec: "Equality Delete Files").
 
-    A dropped column is matched by field id, in the type the delete file stores it in (the
-    table's schema when the delete was written: the widest type the data files it applies to
-    hold, as types only widen); the data file's column of that id is read for matching only
-    (nulls when the file lacks it) and left out of the result.
+    A dropped column is matched by field id: the data file's column of that id is read for
+    matching only (nulls when the file lacks it) and left out of the result; it is compared in
+    the type the delete file stores it in (the table's type when the delete was written, which
+    the older data files it applies to can only be narrower than, as types only widen).
     """
 
     def __init__(self, ids: frozenset[int] = frozenset(),
@@ -452,15 +453,13 @@ class _DroppedKeys:
         """The name of the matching-only column of a dropped id (it carries no field id)."""
         return f"_dropped_equality_column_{fid}"
 
-    def with_data_columns(self, table: pa.Table, raw: pa.Table, file: str) -> pa.Table:
+    def with_data_columns(self, table: pa.Table, raw: pa.Table) -> pa.Table:
         """``table`` plus the data file's (``raw``) columns of the dropped ids."""
         for fid in sorted(self.ids):
             path = _arrow_path(raw.schema, fid)
-            target = self.types[fid]
-            if path is None:
-                column: pa.ChunkedArray | pa.Array = pa.nulls(table.num_rows, target)
-            else:
-                column = _cast(_arrow_column(raw, path), target, file, fid)
+            column: pa.ChunkedArray | pa.Array = (
+                pa.nulls(table.num_rows, self.types[fid]) if path is None
+                else _arrow_column(raw, path))
             table = table.append_column(self.column_name(fid), column)
         return table
 
@@ -490,14 +489,24 @@ def _plain_type(t: pa.DataType) -> pa.DataType:
     return t.value_type if pa.types.is_dictionary(t) else t
 
 
-def _cast(col: pa.ChunkedArray, target: pa.DataType, file: str, fid: int) -> pa.ChunkedArray:
-    if col.type == target:
-        return col
+def _comparable(data: pa.ChunkedArray, deletes: pa.ChunkedArray, file: str, fid: int
+                ) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
+    """A dropped column's data and delete values in one type: the delete file's (else the
+    data file's, should the delete's be the narrower one)."""
+    target = _plain_type(deletes.type)
+    deletes = deletes.cast(target) if deletes.type != target else deletes
+    if data.type == target:
+        return data, deletes
     try:
-        return col.cast(target)
+        return data.cast(target), deletes
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    try:
+        return data, deletes.cast(_plain_type(data.type))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise CorruptFile(f"cannot compare a dropped equality delete column as {target}: {e}",
-                          file=file, field="equality_ids", value=fid) from None
+        raise CorruptFile(f"a dropped equality delete column has type {target}, the data "
+                          f"file's has {data.type}: {e}", file=file, field="equality_ids",
+                          value=fid) from None
 
 
 def _equality_delete_mask(io: FileIO, delete: DataFile, table_schema: Schema,
@@ -524,11 +533,12 @@ def _equality_delete_mask(io: FileIO, delete: DataFile, table_schema: Schema,
     delete_cols = []
     for fid in ids:
         if fid in dropped.ids:
-            data_cols.append(table.column(dropped.column_name(fid)))
             path = _arrow_path(raw.schema, fid)
             assert path is not None  # checked when the delete file was read
-            delete_cols.append(_cast(_arrow_column(raw, path), dropped.types[fid],
-                                     delete.file_path, fid))
+            data_col, delete_col = _comparable(table.column(dropped.column_name(fid)),
+                                               _arrow_column(raw, path), delete.file_path, fid)
+            data_cols.append(data_col)
+            delete_cols.append(delete_col)
         else:
             data_cols.append(_column_by_id(table, table_schema, fid))
             delete_cols.append(_column_by_id(deletes, table_schema, fid))

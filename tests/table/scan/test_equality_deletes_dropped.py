@@ -147,3 +147,16 @@ def test_a_delete_file_without_its_dropped_equality_column_is_corrupt(tmp_path: 
     with pytest.raises(CorruptFile, match="equality_ids") as e:
         read_task(FileIO(), FileScanTask(schema, UNPARTITIONED, data, (bad,)), schema)
     assert "eq.parquet" in str(e.value) and "7" in str(e.value)
+
+
+def test_a_narrower_dropped_delete_column_compares_in_the_data_files_type(tmp_path: Path
+                                                                         ) -> None:
+    # a data file with the promoted (long) column, a delete file with the int one
+    data = _file(tmp_path / "d.parquet", pa.table(
+        [pa.array([1, 2]), pa.array([7, 1 << 40])],
+        schema=pa.schema([_field("id", pa.int64(), 1), _field("n", pa.int64(), 2)])))
+    eq = _eq(tmp_path / "eq.parquet", pa.table(
+        [pa.array([7], pa.int32())], schema=pa.schema([_field("n", pa.int32(), 2)])), 2)
+    schema = Schema(NestedField(1, "id", LongType()))
+    out = read_task(FileIO(), FileScanTask(schema, UNPARTITIONED, data, (eq,)), schema)
+    assert out.to_pylist() == [{"id": 2}]
