@@ -34,7 +34,7 @@ from icenb.display.registry import Rendered, register
 from icenb.labels import t
 from icenb.options import get_options
 from icenb.reprs import safe_repr
-from icenb.spec.manifest import EntryStatus, ManifestContent
+from icenb.spec.manifest import DataFile, EntryStatus, ManifestContent
 from icenb.table.explore.metadata_tree import (
     HiddenManifests,
     MetadataTree,
@@ -99,8 +99,18 @@ class _View:
     manifests_hidden: int
     hidden: HiddenManifests
     entries: dict[int, tuple[list[TreeEntry], int, int]]  # position -> (entries, fold at, n)
-    file_ids: dict[str, str]  # path -> D<n>, DV<n>, ... (dot.FileNames), in drawing order
+    # (path, DV offset) -> D<n>, DV<n>, ... (dot.FileNames), in drawing order: one Puffin
+    # file holds many deletion vectors (spec: Deletion Vectors, content_offset)
+    file_ids: dict[tuple[str, int | None], str]
     dv_ids: list[str] = field(default_factory=list)   # the root's manifest DVs: DV<n>
+
+    def fid(self, f: DataFile) -> str:
+        """The drawn name of a content file."""
+        return self.file_ids[(f.file_path, f.content_offset)]
+
+    def data_id(self, path: str) -> str | None:
+        """The drawn name of a data file (what a delete applies to), None when not drawn."""
+        return self.file_ids.get((path, None))
 
 
 def _refold(items: Sequence[object], head: int, n_hidden: int, limit: int
@@ -135,12 +145,13 @@ def _view(tree: MetadataTree) -> _View:
     # were added (data sequence number, then drawing order); the root's manifest DVs first
     names = FileNames()
     dv_ids = [names.next("DV") for _ in index.manifest_dvs]
-    file_ids: dict[str, str] = {}
+    file_ids: dict[tuple[str, int | None], str] = {}
     late = 1 << 62
     for _, _, e in sorted((late if e.sequence_number is None else e.sequence_number, i, e)
                           for i, e in enumerate(drawn)):
-        if e.file.file_path not in file_ids:
-            file_ids[e.file.file_path] = names.file(e.kind)
+        key = (e.file.file_path, e.file.content_offset)
+        if key not in file_ids:
+            file_ids[key] = names.file(e.kind)
     return _View(manifests, fold_at, n_hidden, hidden_sum, entries, file_ids, dv_ids)
 
 
@@ -265,9 +276,9 @@ def _draw(tree: MetadataTree, view: _View, rankdir: str = "TB") -> Dot:
     # a delete file applies to data files of the snapshot (spec: Scan Planning)
     listed = [e for m in view.manifests for e in view.entries[m.position][0]]
     for e in [*index.files, *listed]:
-        src = view.file_ids[e.file.file_path]
+        src = view.fid(e.file)
         for path in e.applies_to:
-            dst = view.file_ids.get(path)
+            dst = view.data_id(path)
             if dst is not None and dst != src:
                 dot.edge(src, dst, label=t("applies to"), style="dashed", constraint="false")
     return dot
@@ -290,7 +301,7 @@ def _draw_index(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View,
         rows.append([Cell(hidden(view.manifests_hidden, "manifests"))])
     if index.kind == "root":
         for i, e in enumerate(index.files):
-            rows.append(_ported([view.file_ids[e.file.file_path], content_noun(e.file),
+            rows.append(_ported([view.fid(e.file), content_noun(e.file),
                                  _status(e)], f"f{i}", rankdir))
         if index.files_hidden:
             rows.append([Cell(hidden(index.files_hidden, "files"))])
@@ -318,7 +329,7 @@ def _draw_root_parts(dot: Dot, tree: MetadataTree, index: TreeIndex, view: _View
                      rankdir: str) -> None:
     """A v4 root's own files and its manifest DVs (each pointing at its leaf)."""
     for i, e in enumerate(index.files):
-        fid = view.file_ids[e.file.file_path]
+        fid = view.fid(e.file)
         dot.node(fid, _file_label(tree, e, fid), kind=e.kind)
         attrs = {"style": "dashed"} if e.status == EntryStatus.DELETED else {}
         dot.edge(_port("index", f"f{i}", rankdir), fid, **attrs)
@@ -359,7 +370,7 @@ def _draw_manifest(dot: Dot, tree: MetadataTree, m: TreeManifest, view: _View,
                               subtitle=subtitle, rankdir=rankdir), kind=m.kind, html=True)
     dot.edge(_port("index", f"m{m.position}", rankdir), mid)
     for i, e in enumerate(entries):
-        fid = view.file_ids[e.file.file_path]
+        fid = view.fid(e.file)
         dot.node(fid, _file_label(tree, e, fid), kind=e.kind)
         attrs = {"style": "dashed"} if e.status == EntryStatus.DELETED else {}
         if e.removed:
@@ -436,14 +447,14 @@ def _manifest_text(tree: MetadataTree, m: TreeManifest, view: _View) -> list[str
 
 def _entry_text(tree: MetadataTree, e: TreeEntry, view: _View, indent: str) -> list[str]:
     f = e.file
-    fid = view.file_ids[f.file_path]
+    fid = view.fid(f)
     status = _row_status(e)
     line = (f"{indent}{status:<8} {fid} {content_noun(f)} "
             f"{file_name(f.file_path)} · {plural(f.record_count, 'row')}")
     if f.partition:
         line += " · " + partition_text(f, tree.spec_fields.get(f.spec_id))
     out = [line]
-    targets = [view.file_ids.get(p, file_name(p)) for p in e.applies_to]
+    targets = [view.data_id(p) or file_name(p) for p in e.applies_to]
     if targets:
         out.append(f"{indent}  {t('applies to')} " + ", ".join(targets))
     return out
@@ -490,8 +501,8 @@ def _file_rows(tree: MetadataTree, view: _View) -> list[list[str]]:
              for e in view.entries[m.position][0]]
     for where, e in held:
         f = e.file
-        applies = ", ".join(view.file_ids.get(p, file_name(p)) for p in e.applies_to)
-        rows.append([h.esc(view.file_ids[f.file_path]), h.esc(where),
+        applies = ", ".join(view.data_id(p) or file_name(p) for p in e.applies_to)
+        rows.append([h.esc(view.fid(f)), h.esc(where),
                      status_badge(e.status)
                      + (h.badge(t("removed by DV"), "deleted") if e.removed else ""),
                      h.esc(content_noun(f)),

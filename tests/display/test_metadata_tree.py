@@ -375,3 +375,19 @@ def test_deterministic(v2: Table) -> None:
     a, b = v2.metadata_tree(), v2.refresh().metadata_tree()
     assert metadata_tree_dot(a) == metadata_tree_dot(b)
     assert mimebundle(a) == mimebundle(b)
+
+
+def test_two_deletion_vectors_in_one_puffin_file_are_two_nodes(tmp_path: Path) -> None:
+    t = icenb.warehouse(tmp_path).create_table("db.v3", SCHEMA, partition_by=["p"],
+                                               format_version=3)
+    t.append(_rows([1, 2, 3, 4], ["a", "a", "b", "b"]))
+    t.delete("id = 1 or id = 3", mode="merge-on-read")   # one Puffin file, a DV per data file
+    tree = t.refresh().metadata_tree()
+    dvs = [e for _, e in tree.entries() if e.kind == "deletion_vector"]
+    assert len(dvs) == 2 and len({e.file.file_path for e in dvs}) == 1
+    dot = metadata_tree_dot(tree)
+    nodes = _nodes(dot)
+    assert sorted(n for n, (_, a) in nodes.items() if _kind(a) == "deletion_vector") == [
+        "DV1", "DV2"]
+    applies = sorted((tl, hd) for tl, _, hd, a in _edges(dot) if "applies to" in a)
+    assert [tl for tl, _ in applies] == ["DV1", "DV2"] and len({hd for _, hd in applies}) == 2
