@@ -160,3 +160,14 @@ def test_a_narrower_dropped_delete_column_compares_in_the_data_files_type(tmp_pa
     schema = Schema(NestedField(1, "id", LongType()))
     out = read_task(FileIO(), FileScanTask(schema, UNPARTITIONED, data, (eq,)), schema)
     assert out.to_pylist() == [{"id": 2}]
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_row_level_deletes_and_compaction_after_the_drop_keep_deleted_rows_gone(
+        dropped: tuple[Table, list[int]], mode: str) -> None:
+    t, _ = dropped
+    t.delete("id = 5", mode=mode)
+    assert t.to_arrow().to_pylist() == [{"id": 4, "cat": None}]
+    result = t.rewrite_data_files(rewrite_all=True)
+    assert result.rewritten_data_files_count >= 1
+    assert t.to_arrow().to_pylist() == [{"id": 4, "cat": None}]
