@@ -245,7 +245,20 @@ example.delete_by_key([{"id": 2, "keeper": None}], on=["id", "keeper"])
 rows(example)"""),
     md("deletes-added-column-explain", """
 Teddy is gone: his file has no `keeper` column, so he reads `keeper = null`, which the
-delete's `null` matches."""),
+delete's `null` matches.
+
+The converse rule: a delete column that is later **dropped** from the table must still be used
+when the delete is applied. The Polar delete matched on `(id, category)`.
+
+*Predict before you run: we drop `category`. Does Polar come back?*"""),
+    code("deletes-dropped-column", """
+with example.update_schema() as u:
+    u.delete_column("category")
+print("columns now:", [f.name for f in example.schema.fields])
+rows(example)"""),
+    md("deletes-dropped-column-explain", """
+No: the reader still compares the dropped column, read from the data file and the delete file
+(both have it), so Polar stays deleted although no query can name `category` any more."""),
     md("deletes-global-md", """
 ## 4. Global equality deletes
 
