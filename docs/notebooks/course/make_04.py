@@ -222,7 +222,7 @@ rows(example)"""),
 Polar matched `id = 4 AND category IS NULL`; Teddy did not match `id = 2 AND category IS
 NULL` (its category is `toy`). Here are the three equality delete files as stored: the field ids
 of their delete columns (`equality_ids`) and their rows. icenb writes only the delete columns —
-the spec's first form; the second form, with the whole deleted row, is equally valid."""),
+the spec's first form; the second form, with the whole deleted row, is equally valid (below)."""),
     code("deletes-spec-example-files", """
 names = {f.field_id: f.name for f in example.schema.fields}
 for _, e in example.metadata_tree().entries():
@@ -231,6 +231,50 @@ for _, e in example.metadata_tree().entries():
         print(f"equality_ids={list(e.file.equality_ids)}",
               "(" + ", ".join(names[i] for i in e.file.equality_ids) + ")",
               "rows:", stored.to_pylist())"""),
+    md("deletes-second-form-md", """
+The spec's **second form** of `id = 3` stores the whole deleted row — `id`, `category`, `name`
+— but still lists only `equality_ids=[1]`: the extra columns are carried along (a change stream
+could use them) and take no part in matching. No public icenb write produces that form, so, as
+in section 2, we build it from icenb's building blocks: an equality delete file written with all
+three columns, declared with `equality_ids=[1]`.
+
+*Predict before you run: the stored row says `category = null`. Does the delete also need a
+null category to match?*
+"""),
+    code("deletes-second-form", """
+import dataclasses
+
+import pyarrow as pa
+
+from icenb.table.write.delete_files import write_equality_deletes
+
+second = wh.create_table("zoo.second_form", "id long not null, category string, name string",
+                         format_version=3)
+second.append([{"id": 1, "category": "marsupial", "name": "Koala"},
+               {"id": 2, "category": "toy", "name": "Teddy"},
+               {"id": 3, "category": None, "name": "Grizzly"},
+               {"id": 4, "category": None, "name": "Polar"}])
+md = second.metadata
+producer = table_producer("row_delta", second, RowDelta)
+with producer.aborted_on_error():
+    whole_row = write_equality_deletes(
+        second.io, pa.Table.from_pylist([{"id": 3, "category": None, "name": "Grizzly"}]),
+        schema=md.schema, fields=md.schema.fields, specs=[md.spec], properties=md.properties,
+        location_provider=location_provider(md.location, md.properties),
+        format_version=md.format_version, operation_id=producer.commit_uuid)
+    producer.track_written([f.file_path for f in whole_row])
+    producer.add_deletes([dataclasses.replace(f, equality_ids=(1,)) for f in whole_row])
+    commit_snapshot(second, producer)
+for _, e in second.metadata_tree().entries():
+    if e.kind == "equality_delete":
+        stored = pq.read_table(second.io.new_input(e.file.file_path).open())
+        print(f"equality_ids={list(e.file.equality_ids)} rows:", stored.to_pylist())
+rows(second)
+"""),
+    md("deletes-second-form-explain", """
+Grizzly is deleted, and only by `id`: Polar, whose category is null too, is untouched. The two
+forms delete the same rows; the second one is larger and carries the deleted values.
+"""),
     md("deletes-added-column-md", """
 One more rule of *Equality Delete Files*: a delete column may be a column added to the
 table after some data files were written. For those older files the column's value is read
