@@ -99,6 +99,25 @@ Each successful commit also wrote one new metadata file — the versions the ato
 between:"""),
     code("conc-metadata-files", """
 [name.split("-")[0] + "-….metadata.json" for name in metadata_files(t)]"""),
+    md("conc-snapshot-ids-md", """
+Without a lock server, who hands out snapshot ids? Each writer picks its own. Appendix F
+(*Assignment of Snapshot IDs*) asks for positive ids that are unlikely to collide — the Java
+implementation derives them from a random UUID — and for a check that the id is not already in
+the table. The ids of our three snapshots, and the `current-snapshot-id` of a table that has no
+snapshot yet, as format v2 and v3 write it (Java's `-1` before v3, `null` from v3 on):
+"""),
+    code("conc-snapshot-ids", """
+import json
+
+snapshot_ids = [s.snapshot_id for s in t.snapshots]
+print("positive longs:", all(0 < i < 2**63 for i in snapshot_ids),
+      "| distinct:", len(set(snapshot_ids)) == len(snapshot_ids))
+for version in (2, 3):
+    empty = wh.create_table(f"bank.empty_v{version}", "id long", format_version=version)
+    raw = json.loads(empty.io.new_input(empty.metadata_location).open().read())
+    print(f"empty v{version} table: current-snapshot-id =",
+          json.dumps(raw.get("current-snapshot-id")))
+"""),
     md("conc-rules-md", """
 ## What a retry must check
 
