@@ -25,7 +25,8 @@ what to keep. This lesson walks through the tools:
 2. **remove orphan files** — files no snapshot knows about (a crashed writer's);
 3. **compaction** (`rewrite_data_files`) — many small files into few, in a `replace` snapshot;
 4. **manifest rewriting** (`rewrite_manifests`);
-5. **write-audit-publish** — stage a commit, check it, then publish it."""),
+5. **write-audit-publish** — stage a commit, check it, then publish it;
+6. **old metadata files** — how many `metadata.json` versions a table keeps."""),
     code("maint-setup", """
 import os
 import time
@@ -304,6 +305,33 @@ try:
     logs.publish_changes("audit-1")
 except icenb.errors.ValidationError as e:
     print(type(e).__name__, "-", e.message)"""),
+    md("maint-metadata-files-md", """
+## Old metadata files
+
+Expiry and orphan removal leave one kind of file alone: the **table metadata files**. Every
+commit writes a new `metadata.json` (lessons 01 and 05), and the metadata log lists the previous
+ones. Two table properties keep them in check: `write.metadata.previous-versions-max` (how many
+previous files the log keeps, default 100) and `write.metadata.delete-after-commit.enabled`
+(delete the files that fall off the log). A third makes each file smaller:
+`write.metadata.compression-codec=gzip`, written with the suffix `.gz.metadata.json` that some
+readers need (Appendix F, *Naming for GZIP compressed Metadata JSON files*).
+
+*Predict before you run: a table with `previous-versions-max=2` and delete-after-commit gets five
+appends. How many metadata files are left in its folder?*"""),
+    code("maint-metadata-files", """
+meta = wh.create_table("shop.meta", "id long", format_version=3, properties={
+    "write.metadata.previous-versions-max": "2",
+    "write.metadata.delete-after-commit.enabled": "true",
+    "write.metadata.compression-codec": "gzip"})
+for i in range(5):
+    meta.append([{"id": i}])
+folder = os.path.join(meta.location, "metadata")
+left = sorted(f for f in os.listdir(folder) if f.endswith("metadata.json"))
+print(len(left), "metadata files:", [f[:6] + "…" + f[f.index(".gz"):] for f in left])
+meta.metadata_log"""),
+    md("maint-metadata-files-explain", """
+Six commits (the create and five appends) wrote six metadata files; the log keeps the current
+one and two previous ones, and the three older files were deleted as they fell off it."""),
     md("maint-operations-md", """
 ## The four snapshot operations
 
