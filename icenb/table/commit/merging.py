@@ -691,6 +691,11 @@ class MergingSnapshotProducer(SnapshotProducer):
         seqs = [m.min_sequence_number for m in data_out if m.min_sequence_number >= 0]
         min_data_seq: int | None = (min([base.last_sequence_number, *seqs])
                                     if base.format_version >= 2 else None)
+        added_seq = self._added_data_sequence_number()
+        if min_data_seq is not None and added_seq is not None and self._added_data:
+            # files added with an older sequence number (a compaction's starting one) still
+            # need the delete files committed since: they are not dangling
+            min_data_seq = min(min_data_seq, added_seq)
         dv_paths = removed_paths if base.format_version >= 3 else set()
         deletes_out: list[ManifestFile] = []
         removed_deletes: list[DataFile] = []
@@ -714,6 +719,11 @@ class MergingSnapshotProducer(SnapshotProducer):
                                    ManifestContent.DELETES))
         self._used = {m.manifest_path for m in manifests}
         return manifests
+
+    def _added_data_sequence_number(self) -> int | None:
+        """The data sequence number the added data files are written with, when not the new
+        snapshot's (None: inherited)."""
+        return None
 
     def _needs_filtering(self) -> bool:
         return bool(self._remove_paths or self._row_filter is not None or self._drop_partitions)

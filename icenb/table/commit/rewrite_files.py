@@ -75,6 +75,9 @@ class RewriteFiles(MergingSnapshotProducer):
         self._data_sequence_number = sequence_number
         return self
 
+    def _added_data_sequence_number(self) -> int | None:
+        return self._data_sequence_number
+
     def validate_from_snapshot(self, snapshot_id: int | None) -> RewriteFiles:
         super().validate_from_snapshot(snapshot_id)
         return self

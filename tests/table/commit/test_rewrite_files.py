@@ -324,6 +324,22 @@ def test_a_concurrent_equality_delete_still_applies(wh: Warehouse) -> None:
     assert seqs == {start.sequence_number}
 
 
+def test_a_concurrent_equality_delete_is_kept_after_a_later_append(wh: Warehouse) -> None:
+    """A concurrent equality delete stays live when a later append makes every old data file
+    newer than it: the rewritten files take the starting sequence number, older than the
+    delete, so it still applies to them (spec: "Scan Planning", equality deletes apply to data
+    files of a lower data sequence number)."""
+    t = _table(wh)
+    plan = plan_rewrite(t.io, t.metadata)
+    wh.table("db.t").delete_by_key([{"id": 7, "part": 1}], on=["id", "part"])
+    wh.table("db.t").append([{"id": 1000, "part": 5, "s": "late"}])
+    result = execute_rewrite(t, plan)
+    assert result.removed_delete_files_count == 0
+    ids = {r[0] for r in _rows(t)}
+    assert 7 not in ids and len(ids) == 60
+    assert t.inspect.files().num_rows - len(_files(t)) == 1  # the equality delete file
+
+
 def test_two_compactions_of_the_same_files_one_wins(wh: Warehouse) -> None:
     t = _table(wh)
     first, second = wh.table("db.t"), wh.table("db.t")
