@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import math
+import numbers
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from decimal import Decimal
@@ -30,15 +31,24 @@ __all__ = ["ExerciseResult", "check", "same_answer"]
 
 
 def _number(value: Any) -> float | None:
+    """A number as a float (numpy's too: an expected value is often a column's sum), else
+    None; booleans are not numbers here."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float, Decimal)):
+    if isinstance(value, (numbers.Real, Decimal)):
         return float(value)
     return None
 
 
+def _plain(value: Any) -> Any:
+    """A pyarrow scalar (a value taken from a table) as its Python value."""
+    as_py = getattr(value, "as_py", None)
+    return as_py() if callable(as_py) else value
+
+
 def same_answer(answer: Any, expected: Any) -> bool:
     """Whether ``answer`` is the ``expected`` value as a person would compare them."""
+    answer, expected = _plain(answer), _plain(expected)
     a, e = _number(answer), _number(expected)
     if a is not None and e is not None:
         if math.isnan(a) or math.isnan(e):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 import icenb
@@ -13,7 +15,8 @@ from icenb.exercise import check, same_answer
 @pytest.mark.parametrize(("answer", "expected"), [
     (2, 2), (2.0, 2), (Decimal("2.50"), 2.5), (" S3 ", "s3"), ([1, 2], [1, 2]),
     ({"a", "b"}, ["b", "a"]), ({"x": 1}, {"x": 1.0}), (float("nan"), float("nan")),
-    ((1, "A"), [1, "a"]),
+    ((1, "A"), [1, "a"]), (2, np.int64(2)), ([3, 1], [np.int32(3), np.int64(1)]),
+    (7, pa.scalar(7)), ("s2", pa.scalar("S2")), (0.5, np.float32(0.5)),
 ])
 def test_equal_answers_pass(answer: object, expected: object) -> None:
     assert same_answer(answer, expected)
@@ -22,7 +25,7 @@ def test_equal_answers_pass(answer: object, expected: object) -> None:
 
 @pytest.mark.parametrize(("answer", "expected"), [
     (3, 2), (True, 1), ("2", 2), ([2, 1], [1, 2]), ({"a"}, {"a", "b"}), ({"x": 2}, {"x": 1}),
-    (None, 0), (2.0000001, 2), ("S4", "S3"),
+    (None, 0), (2.0000001, 2), ("S4", "S3"), (3, np.int64(2)), (True, np.int64(1)),
 ])
 def test_wrong_answers_fail(answer: object, expected: object) -> None:
     assert not same_answer(answer, expected)
