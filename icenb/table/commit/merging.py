@@ -100,6 +100,7 @@ from icenb.table.scan.planning import content_files_of
 __all__ = [
     "MergingSnapshotProducer",
     "SummaryCounts",
+    "content_size",
     "merge_enabled",
     "pack_end",
     "read_entries",
@@ -166,10 +167,7 @@ class SummaryCounts:
 
     def add(self, f: DataFile, added: bool) -> None:
         sign = "added" if added else "removed"
-        # Java's SnapshotSummary counts a DV by its blob (content-size-in-bytes), not by the
-        # Puffin file it shares with other DVs
-        size = (f.content_size_in_bytes if f.is_deletion_vector and f.content_size_in_bytes
-                is not None else f.file_size_in_bytes)
+        size = content_size(f)
         if added:
             self.added_size += size
         else:
@@ -224,6 +222,15 @@ class SummaryCounts:
 
 
 # --------------------------------------------------------------------------- bin packing
+
+
+def content_size(f: DataFile) -> int:
+    """A content file's bytes as Java's ``ContentFileUtil.contentSizeInBytes`` (snapshot
+    summaries, maintenance results): a DV's blob, not the Puffin file it shares with other
+    DVs; else the file's size."""
+    if f.is_deletion_vector and f.content_size_in_bytes is not None:
+        return f.content_size_in_bytes
+    return f.file_size_in_bytes
 
 
 def pack_end(weights: Sequence[int], target: int) -> list[list[int]]:

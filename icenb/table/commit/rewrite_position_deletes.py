@@ -48,6 +48,7 @@ from icenb.spec.expressions import Expression
 from icenb.spec.manifest import DataFile, EntryStatus, FileContent, ManifestContent, ManifestFile
 from icenb.spec.snapshot import MAIN_BRANCH, Operation, Snapshot
 from icenb.spec.table_metadata import TableMetadata
+from icenb.table.commit.merging import content_size
 from icenb.table.commit.producer import branch_snapshot, commit_to_table
 from icenb.table.commit.rewrite_manifests import committed_note, existing_entries, refuse_v4
 from icenb.table.commit.row_delta import RowDelta
@@ -103,14 +104,6 @@ class RewritePositionDeletes(RowDelta):
         if m.content == ManifestContent.DATA:
             return m, []
         return super()._filter_manifest(base, m, snapshot_id, flt, min_data_seq, removed_paths)
-
-
-def content_size(f: DataFile) -> int:
-    """A delete file's content bytes: a DV's blob, else the file's size (Java's
-    ``ContentFileUtil.contentSizeInBytes``)."""
-    if f.is_deletion_vector and f.content_size_in_bytes is not None:
-        return f.content_size_in_bytes
-    return f.file_size_in_bytes
 
 
 @safe_repr
