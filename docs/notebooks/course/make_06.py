@@ -239,6 +239,45 @@ the compaction rewrote each of them to mark its file DELETED, plus one manifest 
 file: nine manifests for one live file."""),
     code("maint-compact-tree", """
 logs.metadata_tree()"""),
+    md("maint-compact-seq-md", """
+One more number to look at: the new file's **sequence numbers**. A manifest entry has two, the
+*data* sequence number (how old the rows are, used to decide which deletes apply) and the *file*
+sequence number (the commit that added the file). Usually both are the commit's. A compaction
+writes rows that are older than its own commit, so it gives the new file an explicit, older data
+sequence number (spec: *Sequence Number Inheritance*: "the data sequence number must be provided
+explicitly and not inherited"; the file sequence number is still the commit's).
+
+*Predict before you run: the compaction was commit 9, started on commit 8. What are the new
+file's data and file sequence numbers?*"""),
+    code("maint-compact-seq", """
+new_file = next(e for _, e in logs.metadata_tree().entries() if e.status.name == "ADDED")
+print("compaction commit: sequence number", compacted.snapshot.sequence_number)
+print("its file: data sequence number", new_file.sequence_number,
+      "| file sequence number", new_file.file_sequence_number)"""),
+    md("maint-compact-seq-explain", """
+Data sequence number 8, file sequence number 9. Why it matters: an equality delete committed
+while a compaction runs must still reach the rows the compaction copies. We race the two, as in
+lesson 05: `w1` deletes the key `id = 11` with an equality delete while `w2` compacts.
+
+*Predict before you run: after both commit, is row 11 back?*"""),
+    code("maint-compact-race", """
+race = wh.create_table("shop.race", "id long not null", format_version=3)
+for i in range(4):
+    race.append([{"id": i * 10 + j} for j in range(3)])
+w1 = wh.table("shop.race")
+w2 = wh.table("shop.race")
+w1.delete_by_key([{"id": 11}], on="id")           # commit 5
+w2.rewrite_data_files(min_input_files=2)          # started on commit 4, retried, commit 6
+print("compaction attempts:", w2.last_commit.attempts, "| row 11 back:",
+      11 in set(race.refresh().to_pandas()["id"]))
+pd.DataFrame([{"file": e.kind, "data seq": e.sequence_number, "file seq": e.file_sequence_number,
+               "applies to": len(e.applies_to) or "-"}
+              for _, e in race.metadata_tree().entries() if e.status.name != "DELETED"])"""),
+    md("maint-compact-race-explain", """
+The compacted file keeps data sequence number 4 (the commit the compaction started from) though
+it was added by commit 6; the equality delete (5) is newer than 4, so it still applies to it and
+row 11 stays deleted. Had the new file taken sequence number 6, the delete would no longer apply
+to it (`<` fails) and row 11 would be back."""),
     md("maint-manifests-md", """
 ## Rewriting manifests
 
