@@ -26,7 +26,11 @@ import pytest
 
 import icenb
 from icenb.table import Table
-from icenb.table.commit.rewrite_data_files import RewriteDataFilesResult
+from icenb.table.commit.rewrite_data_files import (
+    RewriteDataFilesResult,
+    execute_rewrite,
+    plan_rewrite,
+)
 from icenb.table.warehouse import Warehouse
 from tests.reference_fixtures import run_reference_batch
 
@@ -83,6 +87,19 @@ def _rows(t: Table) -> list[list[Any]]:
     return sorted([r[c] for c in cols] for r in t.scan(columns=cols).to_arrow().to_pylist())
 
 
+def _raced(wh: Warehouse) -> None:
+    """A compaction planned before an equality delete of id 7 and a later append commit: the
+    delete must stay, its rows deleted in the compacted files (which take the starting, older
+    data sequence number)."""
+    t = _twin(wh, "i_raced", 2, "single")
+    for i in (1, 2):
+        _append(t, i)
+    plan = plan_rewrite(t.io, t.metadata, min_input_files=2)
+    wh.table("db.i_raced").delete_by_key([{"id": 7, "part": 1}], on=["id", "part"])
+    wh.table("db.i_raced").append([{"id": 1000, "part": 5, "s": "late"}])
+    execute_rewrite(t, plan)
+
+
 @dataclass
 class Scenario:
     wh: Warehouse
@@ -107,7 +124,9 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
         statements.append(f"CALL hc.system.rewrite_data_files(table => 'db.j_{name}', {call})")
     sql = run_reference_batch("java_hadoop_catalog.py", [
         {"op": "sql", "warehouse": str(wh.location), "statements": statements}])[0]
-    keys, requests = [], []
+    _raced(wh)
+    keys, requests = ["i_raced"], [{"location": wh.table("db.i_raced").location,
+                                    "columns": _columns(2)}]
     for name, version, _, _, _ in CASES:
         for prefix in ("i", "j"):
             keys.append(f"{prefix}_{name}")
@@ -125,6 +144,12 @@ def _java(scenario: Scenario, key: str) -> list[list[Any]]:
 
 def test_java_ran_its_compactions(scenario: Scenario) -> None:
     assert scenario.sql["ok"], scenario.sql
+
+
+def test_java_reads_a_compaction_raced_by_an_equality_delete(scenario: Scenario) -> None:
+    rows = _rows(scenario.wh.table("db.i_raced"))
+    assert _java(scenario, "i_raced") == rows
+    assert 7 not in {r[0] for r in rows} and len(rows) == 30
 
 
 @pytest.mark.parametrize("name", [c[0] for c in CASES])
