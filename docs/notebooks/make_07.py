@@ -34,7 +34,6 @@ import time
 
 import pandas as pd
 
-import icenb
 from icenb.demo import scratch
 
 pd.set_option("display.width", 120)

@@ -206,7 +206,13 @@ def test_shift_click_shows_the_difference(
 
     open_tab(nb, ".icenb-tt", "Difference")
     diff = nb.page.locator(".icenb-tt .icenb-tt-diff")
-    expect(diff).to_contain_text(f"{a} → {b}")
+    # titled by the snapshots' short labels (S2 → S4), the full ids a line away (a = <id>)
+    label_a, label_b = kernel_json(
+        nb, "(lambda f: [f.snapshot_label(t.metadata, s) for s in "
+        f"({a}, {b})])(__import__('icenb.display.kit.fmt', fromlist=['fmt']))")
+    expect(diff).to_contain_text(f"{label_a} → {label_b}")
+    expect(diff).to_contain_text(f"a = {a}")
+    expect(diff).to_contain_text(f"b = {b}")
     added, removed = len(expected["added"]), len(expected["removed"])
     expect(diff).to_contain_text(re.compile(rf"data files\s*\+{added} / -{removed}"))
     for name in expected["added"] + expected["removed"]:
