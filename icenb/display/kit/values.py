@@ -18,7 +18,7 @@ __all__ = ["bound", "bounds_are_raw", "partition", "partition_value"]
 
 def bounds_are_raw() -> bool:
     """Whether bounds are shown as stored (hex): the ``display_raw_bounds`` option."""
-    return bool(getattr(get_options(), "display_raw_bounds", False))
+    return get_options().display_raw_bounds
 
 
 def bound(field_type: IcebergType | None, raw: bytes | None) -> str:
